@@ -1,0 +1,33 @@
+# icelab: `make help` lists the targets. Every target sets up .venv first if needed.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+ARGS ?=
+
+.PHONY: help setup run test lint format clean
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+setup: $(VENV)/.installed ## create .venv and install icelab with its test tools
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@
+
+run: setup ## run the main job (default: experiment=datagen dataset=tiny); overrides in ARGS="..."
+	$(PY) run.py $(ARGS)
+
+test: setup ## run the test suite (real Spark, Iceberg and DuckDB on the tiny dataset)
+	$(PY) -m pytest -q
+
+lint: setup ## ruff lint and format check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup ## ruff format and autofix
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean: ## remove generated state (datasets, outputs, run results)
+	rm -rf data outputs multirun results/runs spark-warehouse metastore_db derby.log

@@ -1,0 +1,1 @@
+"""Synthetic XDM-like event data: generation, ingestion as commits, verification, caching."""

@@ -1,0 +1,143 @@
+"""Get a dataset: reuse a finished build, or (re)build, verify and mark it finished."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+from tqdm import tqdm
+
+from datagen.dataset import Dataset
+from datagen.ingest import IngestTimes, ingest, table_properties
+from datagen.summary import summarize
+from datagen.verify import (
+    Checksums,
+    Verification,
+    compare,
+    duckdb_checksums,
+    duckdb_connection,
+    iceberg_source,
+    parquet_source,
+    spark_checksums,
+)
+from icelab import storage
+from icelab.config import EngineConfig
+from icelab.errors import UserError
+from icelab.storage import Storage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Built:
+    """A ready dataset and what its completion mark says about it."""
+
+    dataset: Dataset
+    reused: bool
+    info: dict[str, Any]
+
+
+def verify(
+    spark: SparkSession, dataset: Dataset, with_duckdb: bool = True, progress: bool = False
+) -> Verification:
+    """Checksums per day of both tables by Spark, and by DuckDB when the data is local."""
+    schema = spark.table(dataset.iceberg_table).schema
+    readers: dict[str, Callable[[], Checksums]] = {
+        "spark/iceberg": lambda: spark_checksums(spark, dataset.iceberg_table, schema),
+        "spark/parquet": lambda: spark_checksums(spark, dataset.parquet_table, schema),
+    }
+    pq_dir = storage.local_path(dataset.parquet_uri)
+    ice_dir = storage.local_path(dataset.iceberg_uri)
+    con = duckdb_connection() if with_duckdb and pq_dir and ice_dir else None
+    if con is not None:
+        readers["duckdb/parquet"] = lambda: duckdb_checksums(con, parquet_source(pq_dir), schema)
+        readers["duckdb/iceberg"] = lambda: duckdb_checksums(con, iceberg_source(ice_dir), schema)
+    elif with_duckdb:
+        log.warning("DuckDB check skipped: %s is not on the local file system", dataset.uri)
+    readings = {}
+    bar = tqdm(readers.items(), desc="verify", unit="reading", disable=not progress)
+    for name, read in bar:
+        bar.set_postfix_str(name)
+        readings[name] = read()
+    if con is not None:
+        con.close()
+    return compare(readings)
+
+
+def _throughput(times: IngestTimes, summary: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"seconds": asdict(times) | {"total_s": times.total_s}}
+    out["seconds"].pop("per_batch")
+    for fmt in ("parquet", "iceberg"):
+        secs = getattr(times, f"{fmt}_s")
+        out[fmt] = {
+            "rows_per_s": times.rows / secs if secs else None,
+            "mb_per_s": summary[fmt]["bytes"] / 1e6 / secs if secs else None,
+        }
+    out["both_formats_rows_per_s"] = times.rows / times.total_s if times.total_s else None
+    return out
+
+
+def read_marker(spark: SparkSession, dataset: Dataset) -> dict[str, Any] | None:
+    """The completion mark's content, or None for a missing or unfinished dataset."""
+    fs = Storage(spark)
+    if not fs.exists(dataset.marker_uri):
+        return None
+    info = json.loads(fs.read_text(dataset.marker_uri))
+    return info if info.get("hash") == dataset.hash else None
+
+
+def ensure(
+    spark: SparkSession,
+    dataset: Dataset,
+    engine: EngineConfig,
+    force: bool = False,
+    with_duckdb: bool = True,
+    progress: bool = True,
+) -> Built:
+    """Reuse the finished dataset, or build it from scratch.
+
+    Raises:
+        UserError: when the freshly built tables do not hold the same rows.
+    """
+    fs = Storage(spark)
+    dataset.register_catalog(spark, engine)
+    info = None if force else read_marker(spark, dataset)
+    if info is not None:
+        dataset.register_parquet(spark)
+        return Built(dataset, True, info)
+
+    if fs.exists(dataset.uri):
+        why = "force=true" if force else "no completion mark: an interrupted build"
+        log.warning("rebuilding %s (%s)", dataset.uri, why)
+        # A cached Iceberg catalog may hold the old table; a fresh catalog name is not
+        # needed because the Hadoop catalog reads metadata from storage on each load.
+        fs.delete(dataset.uri)
+    fs.mkdirs(dataset.uri)
+    started = dt.datetime.now(dt.timezone.utc)
+    times = ingest(spark, dataset, progress=progress)
+    dataset.register_parquet(spark)
+    summary = summarize(spark, dataset)
+    check = verify(spark, dataset, with_duckdb, progress)
+    if not check.ok:
+        raise UserError(
+            f"dataset {dataset.uri} failed verification: {len(check.mismatches)} day(s) differ, "
+            f"first {check.mismatches[0]}"
+        )
+    info = {
+        "name": dataset.config.name,
+        "hash": dataset.hash,
+        "uri": dataset.uri,
+        "created_utc": started.isoformat(timespec="seconds"),
+        "config": dataset.config.model_dump(mode="json"),
+        "iceberg_table_properties": table_properties(dataset),
+        "summary": summary,
+        "ingest": _throughput(times, summary),
+        "verification": {k: list(v) for k, v in check.totals().items()},
+    }
+    fs.write_text_atomic(dataset.marker_uri, json.dumps(info, indent=2, default=str))
+    return Built(dataset, False, info)

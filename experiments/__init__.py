@@ -1,0 +1,1 @@
+"""Experiments: each module has `run(cfg)` and a config in conf/experiment/."""

@@ -1,0 +1,91 @@
+"""What every experiment starts from: validated config, checked prerequisites, the one
+Spark session, and its dataset (reused from cache or built)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+from pyspark.sql import SparkSession
+
+from datagen.build import Built, ensure
+from datagen.dataset import Dataset
+from icelab import provenance, storage
+from icelab.config import (
+    DatasetConfig,
+    EngineConfig,
+    PathsConfig,
+    dataset_config,
+    engine_config,
+    paths_config,
+)
+from icelab.preflight import check_java
+from icelab.results import new_run_dir, write_config, write_json
+from icelab.session import get_session, session_conf
+
+
+@dataclass
+class Context:
+    """A run's validated settings and live session."""
+
+    cfg: DictConfig
+    dataset_cfg: DatasetConfig
+    engine: EngineConfig
+    paths: PathsConfig
+    spark: SparkSession
+
+    def dataset(self) -> Built:
+        """The run's dataset, reused when its config is unchanged (`force=true` rebuilds)."""
+        ds = Dataset.of(self.dataset_cfg, self.paths.data_dir)
+        return ensure(
+            self.spark,
+            ds,
+            self.engine,
+            force=bool(self.cfg.force),
+            with_duckdb=bool(self.cfg.verify.duckdb),
+            progress=bool(self.cfg.progress),
+        )
+
+    def env(self, built: Built | None = None) -> dict[str, Any]:
+        """Machine, versions, git state, Spark settings (redacted) and dataset identity."""
+        conf = session_conf(self.engine)
+        env: dict[str, Any] = {
+            "machine": provenance.machine(),
+            "versions": provenance.versions(iceberg_jar=conf["spark.jars"])
+            | provenance.spark_versions(self.spark),
+            "git": provenance.git_state(),
+            "spark_conf": provenance.redact(conf),
+        }
+        if built is not None:
+            env["dataset"] = {
+                "name": built.dataset.config.name,
+                "hash": built.dataset.hash,
+                "uri": built.dataset.uri,
+                "created_utc": built.info.get("created_utc"),
+                "iceberg_table_properties": built.info.get("iceberg_table_properties"),
+            }
+        return env
+
+    def new_run(self, experiment: str, built: Built | None = None) -> Path:
+        """A results directory holding env.json and the resolved config."""
+        run_dir = new_run_dir(self.paths.results_dir, experiment)
+        write_json(run_dir / "env.json", self.env(built))
+        write_config(run_dir / "config.yaml", self.cfg)
+        return run_dir
+
+
+def open_context(cfg: DictConfig) -> Context:
+    """Validate everything the user typed, then start Spark (the slow part) last."""
+    ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
+    check_java()
+    storage.check_local_writable(storage.to_uri(paths.data_dir), "data directory")
+    storage.check_local_writable(storage.to_uri(paths.results_dir), "results directory")
+    return Context(cfg, ds, engine, paths, get_session(engine))
+
+
+def dump(data: Any) -> str:
+    """Pretty JSON for the console."""
+    return json.dumps(data, indent=2, default=str)

@@ -1,0 +1,1 @@
+"""icelab: shared infrastructure (config checks, Spark session, storage, provenance)."""

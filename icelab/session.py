@@ -1,0 +1,75 @@
+"""The one Spark session of a run, built from `conf/engine/`, and its Iceberg catalogs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from icelab.config import EngineConfig, flatten
+from icelab.preflight import check_java, iceberg_jar
+
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+LOG4J = Path(__file__).with_name("log4j2.properties")
+
+# Settings every run needs whatever the engine: results and checksums depend on them.
+FIXED_CONF = {
+    "spark.sql.extensions": ICEBERG_EXTENSIONS,
+    # Partitions of the Parquet table live in Spark's catalog for the session (see README).
+    "spark.sql.catalogImplementation": "in-memory",
+    # Day partitions and checksums are in UTC whatever the machine's zone.
+    "spark.sql.session.timeZone": "UTC",
+    # INT96 is Spark's legacy default; micros is what Iceberg writes and DuckDB reads exactly.
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
+def session_conf(engine: EngineConfig) -> dict[str, str]:
+    """Every Spark setting icelab sets, in one dict (recorded with results)."""
+    jar = iceberg_jar(engine.iceberg_jar)
+    conf = {
+        "spark.master": engine.master,
+        "spark.app.name": engine.app_name,
+        "spark.driver.memory": engine.driver_memory,
+        "spark.jars": str(jar),
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
+        **FIXED_CONF,
+    }
+    if engine.executor_memory:
+        conf["spark.executor.memory"] = engine.executor_memory
+    conf.update(flatten(engine.conf))
+    return conf
+
+
+def get_session(engine: EngineConfig) -> SparkSession:
+    """Start (or reuse, within one process) the run's Spark session.
+
+    Raises:
+        UserError: when Java or the Iceberg jar is missing.
+    """
+    check_java()
+    builder = SparkSession.builder
+    for key, value in session_conf(engine).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(engine.log_level)
+    return spark
+
+
+def register_iceberg_catalog(spark: SparkSession, name: str, warehouse: str, engine: EngineConfig) -> None:
+    """Register an Iceberg catalog at runtime (catalogs load lazily by name).
+
+    One catalog per dataset lets one session hold several datasets, as a multirun needs.
+    """
+    prefix = f"spark.sql.catalog.{name}"
+    settings = {
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": engine.catalog_type,
+        f"{prefix}.warehouse": warehouse,
+        f"{prefix}.cache-enabled": str(engine.catalog_cache_enabled).lower(),
+    }
+    if engine.catalog_uri:
+        settings[f"{prefix}.uri"] = engine.catalog_uri
+    for key, value in settings.items():
+        spark.conf.set(key, value)

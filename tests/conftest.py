@@ -1,0 +1,61 @@
+"""Shared fixtures: the real Hydra config, shrunk; one real Spark session; one real tiny
+dataset (Parquet + Iceberg) built once per test session in a temporary directory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from datagen.build import Built
+from experiments.context import Context, open_context
+
+CONF = Path(__file__).resolve().parent.parent / "conf"
+# Tests share the machine with other work: fewer threads and less memory than a real run.
+SHRINK = ["engine.master='local[2]'", "engine.driver_memory=4g", "progress=false"]
+
+
+@pytest.fixture(scope="session")
+def compose_cfg() -> Callable[..., DictConfig]:
+    """Compose the real config with overrides, as `python run.py <overrides>` would."""
+
+    def _compose(*overrides: str) -> DictConfig:
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            return compose(config_name="config", overrides=[*SHRINK, *overrides])
+
+    return _compose
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Datasets built by the tests."""
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture(scope="session")
+def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Results written by the tests."""
+    return tmp_path_factory.mktemp("results")
+
+
+@pytest.fixture(scope="session")
+def tiny_cfg(compose_cfg, data_dir: Path, results_dir: Path) -> DictConfig:
+    """The tiny dataset's config, writing under the tests' temporary directories."""
+    return compose_cfg("dataset=tiny", f"paths.data_dir={data_dir}", f"paths.results_dir={results_dir}")
+
+
+@pytest.fixture(scope="session")
+def ctx(tiny_cfg: DictConfig) -> Iterator[Context]:
+    """The one Spark session of the test run, with the tiny config."""
+    context = open_context(tiny_cfg)
+    yield context
+    context.spark.stop()
+
+
+@pytest.fixture(scope="session")
+def tiny(ctx: Context) -> Built:
+    """The tiny dataset, built (and verified) once."""
+    return ctx.dataset()

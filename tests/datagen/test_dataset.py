@@ -1,0 +1,137 @@
+"""The tiny dataset end to end: built once in both formats, verified identical by Spark and
+DuckDB, cached by config hash, never reused when a build was interrupted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from datagen.build import ensure, read_marker, verify
+from datagen.dataset import Dataset, config_hash
+from datagen.generate import generate_all
+from datagen.verify import frame_checksums
+from icelab import storage
+
+
+def local(uri: str) -> Path:
+    return Path(storage.local_path(uri))
+
+
+def test_both_tables_identical_by_spark_and_duckdb(ctx, tiny):
+    check = verify(ctx.spark, tiny.dataset, with_duckdb=True)
+    assert check.ok, check.mismatches
+    assert set(check.readings) == {"spark/iceberg", "spark/parquet", "duckdb/parquet", "duckdb/iceberg"}
+    rows = {n for n, _ in check.totals().values()}
+    assert rows == {tiny.dataset.config.total_rows}
+    # One entry per day partition, all readings agreeing on each.
+    assert len(check.readings["duckdb/iceberg"]) == tiny.info["summary"]["day_partitions"]
+
+
+def test_stored_rows_equal_generated_rows(ctx, tiny):
+    generated = frame_checksums(generate_all(ctx.spark, tiny.dataset.config, parallelism=4))
+    stored = verify(ctx.spark, tiny.dataset, with_duckdb=False).readings["spark/iceberg"]
+    assert stored == generated
+
+
+def test_layout(ctx, tiny):
+    ds, summary = tiny.dataset, tiny.info["summary"]
+    dirs = sorted(p.name for p in local(ds.parquet_uri).iterdir() if p.is_dir())
+    assert dirs and all(d.startswith("date=") and len(d) == len("date=2026-01-01") for d in dirs)
+    assert summary["parquet"]["directories"] == summary["day_partitions"] == len(dirs)
+    # One file per day per commit in both formats: the same layout.
+    assert summary["parquet"]["files"] == summary["iceberg"]["files"]
+    spec = ctx.spark.sql(f"SELECT * FROM {ds.iceberg_table}.partitions").schema["partition"]
+    assert spec.dataType.fieldNames() == ["timestamp_day"]
+
+
+def test_as_ingested_manifests_are_skewed(tiny):
+    ice = tiny.info["summary"]["iceberg"]
+    commits = tiny.dataset.config.commits
+    assert ice["snapshots"] == commits
+    assert ice["manifests"] == commits  # merging is off: one manifest per commit
+    assert ice["manifest_span_median"] >= 0.5
+
+
+def scan_metrics(spark, sql: str) -> dict[str, int]:
+    """Run a query (AQE off, so the executed plan is final) and read its file scan's metrics."""
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        df = spark.sql(sql)
+        df.collect()
+        leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
+        scan = next(
+            leaves.apply(i)
+            for i in range(leaves.size())
+            if "FileSourceScan" in leaves.apply(i).nodeName() or "Scan parquet" in leaves.apply(i).nodeName()
+        )
+        metrics = scan.metrics()
+        return {k: int(metrics.apply(k).value()) for k in ("numPartitions", "numFiles")}
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+
+
+def test_time_filter_lists_only_matching_parquet_directories(ctx, tiny):
+    table = tiny.dataset.parquet_table
+    one_day = scan_metrics(ctx.spark, f"SELECT count(*) FROM {table} WHERE `date` = DATE'2026-06-01'")
+    assert one_day["numPartitions"] == 1
+    day_dir = local(tiny.dataset.parquet_uri) / "date=2026-06-01"
+    assert one_day["numFiles"] == len(list(day_dir.glob("*.parquet")))
+    whole = scan_metrics(ctx.spark, f"SELECT count(*) FROM {table}")
+    assert whole["numPartitions"] == tiny.info["summary"]["day_partitions"]
+
+
+def test_reuse_when_config_unchanged(ctx, tiny):
+    again = ctx.dataset()
+    assert again.reused
+    assert again.info["created_utc"] == tiny.info["created_utc"]
+
+
+def test_hash_ignores_name_and_parallelism_not_data(tiny):
+    ds = tiny.dataset.config
+    assert config_hash(ds.model_copy(update={"parallelism": 7})) == tiny.dataset.hash
+    assert config_hash(ds.model_copy(update={"seed": 1})) != tiny.dataset.hash
+    assert config_hash(ds.model_copy(update={"commits": 7})) != tiny.dataset.hash
+    # rows x scale is what counts
+    assert config_hash(ds.model_copy(update={"rows": ds.rows * 2, "scale": 0.5})) == tiny.dataset.hash
+
+
+@pytest.fixture
+def micro(ctx, tiny, data_dir):
+    """A second, very small dataset (so rebuilding it is cheap)."""
+    cfg = tiny.dataset.config.model_copy(update={"name": "micro", "rows": 600, "commits": 2})
+    return Dataset.of(cfg, str(data_dir))
+
+
+def test_interrupted_build_is_never_reused(ctx, micro):
+    built = ensure(ctx.spark, micro, ctx.engine, progress=False, with_duckdb=False)
+    assert not built.reused
+    # Simulate a build killed before its completion mark: the tables exist, the mark does not.
+    local(micro.marker_uri).unlink()
+    assert read_marker(ctx.spark, micro) is None
+    rebuilt = ensure(ctx.spark, micro, ctx.engine, progress=False, with_duckdb=False)
+    assert not rebuilt.reused
+    assert json.loads(local(micro.marker_uri).read_text())["hash"] == micro.hash
+    assert rebuilt.info["summary"]["rows"] == 600  # not 1200: the old files were wiped
+
+
+def test_force_rebuilds(ctx, micro):
+    ensure(ctx.spark, micro, ctx.engine, progress=False, with_duckdb=False)
+    forced = ensure(ctx.spark, micro, ctx.engine, force=True, progress=False, with_duckdb=False)
+    assert not forced.reused
+    assert forced.info["summary"]["iceberg"]["snapshots"] == 2
+
+
+def test_verification_catches_a_changed_row(ctx, micro):
+    ensure(ctx.spark, micro, ctx.engine, progress=False, with_duckdb=False)
+    victim = ctx.spark.sql(f"SELECT _id, `date` FROM {micro.iceberg_table} LIMIT 1").first()
+    ctx.spark.sql(f"UPDATE {micro.iceberg_table} SET producedBy = 'tampered' WHERE _id = '{victim._id}'")
+    check = verify(ctx.spark, micro, with_duckdb=True)
+    assert not check.ok
+    bad_days = {m.split(":")[0] for m in check.mismatches}
+    assert bad_days == {str(victim.date)}
+    # DuckDB, reading the files on its own, sees the same change.
+    duck = check.readings
+    assert duck["duckdb/iceberg"] == duck["spark/iceberg"]
+    assert duck["duckdb/parquet"] == duck["spark/parquet"]

@@ -1,0 +1,143 @@
+"""The generator: XDM-like nested schema, deterministic at any parallelism, skewed and
+time-shaped like real event data, with the late-arrival timeline that skews manifests."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, MapType, StructType
+
+from datagen.generate import generate_all, generate_batch
+from datagen.timeline import batch_rows
+from datagen.verify import frame_checksums
+from icelab.config import dataset_config
+
+
+def leaves(dtype, depth=0):
+    """(leaf count, max struct depth) of a type."""
+    if isinstance(dtype, StructType):
+        found = [leaves(f.dataType, depth + 1) for f in dtype.fields]
+        return sum(n for n, _ in found), max(d for _, d in found)
+    if isinstance(dtype, ArrayType):
+        return leaves(dtype.elementType, depth)
+    if isinstance(dtype, MapType):
+        k, dk = leaves(dtype.keyType, depth)
+        v, dv = leaves(dtype.valueType, depth)
+        return k + v, max(dk, dv)
+    return 1, depth
+
+
+@pytest.fixture(scope="module")
+def ds(tiny_cfg):
+    return dataset_config(tiny_cfg)
+
+
+@pytest.fixture(scope="module")
+def rows(ctx, ds):
+    return generate_all(ctx.spark, ds).cache()
+
+
+def test_schema_is_xdm_like(rows):
+    schema = rows.schema
+    n_leaves, depth = leaves(schema)
+    assert n_leaves >= 60
+    assert depth >= 4  # e.g. endUserIDs._experience.mcid.namespace.code
+    names = set(schema.fieldNames())
+    assert {"web", "environment", "device", "commerce", "marketing", "endUserIDs"} <= names
+    assert schema["customAttributes"].dataType.simpleString() == "map<string,string>"
+    assert isinstance(schema["productListItems"].dataType.elementType, StructType)
+    ident = schema["identityMap"].dataType
+    assert isinstance(ident, MapType) and isinstance(ident.valueType, ArrayType)
+    assert isinstance(ident.valueType.elementType, StructType)
+    geo = schema["environment"].dataType["geo"].dataType
+    assert "latitude" in geo["_schema"].dataType.fieldNames()
+    assert "pageViews" in schema["web"].dataType["webPageDetails"].dataType.fieldNames()
+
+
+def test_same_seed_same_rows_at_parallelism_1_and_4(ctx, ds):
+    one = frame_checksums(generate_all(ctx.spark, ds, parallelism=1))
+    four = frame_checksums(generate_all(ctx.spark, ds, parallelism=4))
+    assert one == four
+
+
+def test_batches_together_are_all_rows(ctx, ds, rows):
+    batches = [generate_batch(ctx.spark, ds, b, parallelism=3) for b in range(ds.commits)]
+    union = batches[0]
+    for b in batches[1:]:
+        union = union.unionByName(b)
+    assert frame_checksums(union) == frame_checksums(rows)
+
+
+def test_other_seed_other_rows(ctx, ds, rows):
+    other = generate_all(ctx.spark, ds.model_copy(update={"seed": ds.seed + 1}))
+    assert frame_checksums(other) != frame_checksums(rows)
+
+
+def test_batch_ranges_cover_ids_once(ds):
+    ranges = [batch_rows(ds, b) for b in range(ds.commits)]
+    assert ranges[0][0] == 0 and ranges[-1][1] == ds.total_rows
+    assert all(a[1] == b[0] for a, b in zip(ranges[:-1], ranges[1:], strict=True))
+
+
+def test_ids_unique_and_timestamps_in_span(rows, ds):
+    stats = rows.agg(
+        F.count("*").alias("n"),
+        F.countDistinct("_id").alias("ids"),
+        F.min("date").alias("lo"),
+        F.max("date").alias("hi"),
+    ).first()
+    assert stats.n == stats.ids == ds.total_rows
+    assert stats.lo >= ds.end - dt.timedelta(days=ds.span_days)
+    assert stats.hi < ds.end
+    assert rows.filter("date <> to_date(timestamp)").count() == 0
+
+
+def test_daily_cycle(rows):
+    by_hour = {
+        r.h: r.n
+        for r in rows.groupBy(F.hour("timestamp").alias("h"))
+        .count()
+        .withColumnRenamed("count", "n")
+        .collect()
+    }
+    evening = sum(by_hour.get(h, 0) for h in range(18, 22))
+    night = sum(by_hour.get(h, 0) for h in range(3, 7))
+    assert evening > 3 * night
+
+
+def test_popularity_is_skewed(rows):
+    per_user = rows.groupBy("endUserIDs._experience.mcid.id").count().orderBy(F.desc("count"))
+    counts = [r["count"] for r in per_user.collect()]
+    top = sum(counts[: max(1, len(counts) // 10)])
+    assert top > 0.3 * sum(counts)  # uniform would give 10%
+
+
+def test_nulls_where_real_data_has_them(rows):
+    got = rows.agg(
+        F.avg(F.col("commerce").isNull().cast("int")).alias("no_commerce"),
+        F.avg(F.col("marketing").isNull().cast("int")).alias("no_marketing"),
+        F.avg(F.col("environment.geo.postalCode").isNull().cast("int")).alias("no_zip"),
+        F.avg(F.col("endUserIDs._experience.mcid.id").isNull().cast("int")).alias("no_ecid"),
+    ).first()
+    assert 0.7 < got.no_commerce < 0.95
+    assert 0.5 < got.no_marketing < 0.9
+    assert 0.05 < got.no_zip < 0.3
+    assert got.no_ecid == 0
+
+
+def test_commerce_events_carry_products(rows):
+    purchases = rows.filter("eventType = 'commerce.purchases'")
+    assert purchases.count() > 0
+    assert purchases.filter("commerce.order.priceTotal IS NULL OR size(productListItems) < 1").count() == 0
+    assert rows.filter("eventType NOT LIKE 'commerce.%' AND productListItems IS NOT NULL").count() == 0
+
+
+def test_late_and_skewed_rows_spread_each_batch_over_many_days(ctx, ds):
+    first, last = (generate_batch(ctx.spark, ds, b) for b in (0, ds.commits - 1))
+    days_last = last.select("date").distinct().count()
+    interval = ds.span_days / ds.commits
+    # Recent rows alone would cover ~interval days; the tails reach far beyond.
+    assert days_last > 2 * interval
+    assert first.agg(F.max("date")).first()[0] > last.agg(F.min("date")).first()[0]

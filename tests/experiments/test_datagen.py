@@ -1,0 +1,42 @@
+"""The `datagen` and `verify` experiments, run in-process on the composed tiny config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from experiments import datagen, verify
+
+
+def latest_run(results_dir: Path, experiment: str) -> Path:
+    return sorted((results_dir / "runs" / experiment).iterdir())[-1]
+
+
+def test_datagen_prints_summary_and_stores_provenance(tiny, tiny_cfg, results_dir, capsys):
+    datagen.run(tiny_cfg)
+    out = capsys.readouterr().out
+    assert f"dataset tiny-{tiny.dataset.hash}: reused" in out
+    for needle in ("rows ", "parquet ", "iceberg ", "manifests ", "throughput ", "rows/s", "MB/s"):
+        assert needle in out
+    assert "spark/iceberg = spark/parquet = duckdb/parquet = duckdb/iceberg" in out
+
+    run = latest_run(results_dir, "datagen")
+    env = json.loads((run / "env.json").read_text())
+    assert env["dataset"]["hash"] == tiny.dataset.hash
+    assert env["versions"]["spark"].startswith("3.5")
+    assert env["versions"]["iceberg_jar"] == "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
+    assert env["versions"]["iceberg"].startswith("1.10")
+    assert {"commit", "dirty"} <= set(env["git"])
+    assert env["machine"]["cores"] >= 1
+    assert env["spark_conf"]["spark.sql.iceberg.aggregate-push-down.enabled"] == "false"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["dataset"]["summary"]["rows"] == tiny.dataset.config.total_rows
+    assert "dataset:" in (run / "config.yaml").read_text()
+
+
+def test_verify_experiment(tiny, tiny_cfg, results_dir, capsys):
+    verify.run(tiny_cfg)
+    out = capsys.readouterr().out
+    assert "identical: 4 readings agree" in out
+    result = json.loads((latest_run(results_dir, "verify") / "verification.json").read_text())
+    assert result["ok"] and not result["mismatches"]

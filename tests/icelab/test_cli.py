@@ -1,0 +1,65 @@
+"""Bad input at the command line: one clear line on stderr, exit status 2, no traceback.
+
+These run `python run.py` for real; each fails before Spark starts, so they are quick.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(REPO / "run.py"), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, needle: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [lines[0]] and lines[0].startswith("icelab: error:"), proc.stderr
+    assert needle in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["dataset=huge"], "unknown dataset 'huge' (choose from: medium, small, tiny)"),
+        (["experiment=nope"], "unknown experiment 'nope'"),
+        (["dataset.scale=0"], "dataset.scale=0"),
+        (["dataset.scale=-1"], "dataset.scale=-1"),
+    ],
+)
+def test_bad_input_gives_one_line(args, needle):
+    assert_one_line_error(run_cli(*args), needle)
+
+
+def test_unwritable_data_dir(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    proc = run_cli(f"paths.data_dir={blocker}/data")
+    assert_one_line_error(proc, "is not writable")
+
+
+def test_missing_java():
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = "/nonexistent"
+    assert_one_line_error(run_cli(env=env), "Java not found")
+
+
+def test_java_home_without_java(tmp_path):
+    env = {**os.environ, "JAVA_HOME": str(tmp_path)}
+    assert_one_line_error(run_cli(env=env), "JAVA_HOME")
