@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -43,7 +44,11 @@ class Built:
 
 
 def verify(
-    spark: SparkSession, dataset: Dataset, with_duckdb: bool = True, progress: bool = False
+    spark: SparkSession,
+    dataset: Dataset,
+    with_duckdb: bool = True,
+    progress: bool = False,
+    duckdb_memory: str = "3GB",
 ) -> Verification:
     """Checksums per day of both tables by Spark, and by DuckDB when the data is local."""
     schema = spark.table(dataset.iceberg_table).schema
@@ -53,7 +58,7 @@ def verify(
     }
     pq_dir = storage.local_path(dataset.parquet_uri)
     ice_dir = storage.local_path(dataset.iceberg_uri)
-    con = duckdb_connection() if with_duckdb and pq_dir and ice_dir else None
+    con = duckdb_connection(memory_limit=duckdb_memory) if with_duckdb and pq_dir and ice_dir else None
     if con is not None:
         readers["duckdb/parquet"] = lambda: duckdb_checksums(con, parquet_source(pq_dir), schema)
         readers["duckdb/iceberg"] = lambda: duckdb_checksums(con, iceberg_source(ice_dir), schema)
@@ -98,6 +103,7 @@ def ensure(
     force: bool = False,
     with_duckdb: bool = True,
     progress: bool = True,
+    duckdb_memory: str = "3GB",
 ) -> Built:
     """Reuse the finished dataset, or build it from scratch.
 
@@ -119,10 +125,11 @@ def ensure(
         fs.delete(dataset.uri)
     fs.mkdirs(dataset.uri)
     started = dt.datetime.now(dt.timezone.utc)
+    t0 = time.perf_counter()
     times = ingest(spark, dataset, progress=progress)
     dataset.register_parquet(spark)
     summary = summarize(spark, dataset)
-    check = verify(spark, dataset, with_duckdb, progress)
+    check = verify(spark, dataset, with_duckdb, progress, duckdb_memory)
     if not check.ok:
         raise UserError(
             f"dataset {dataset.uri} failed verification: {len(check.mismatches)} day(s) differ, "
@@ -138,6 +145,7 @@ def ensure(
         "summary": summary,
         "ingest": _throughput(times, summary),
         "verification": {k: list(v) for k, v in check.totals().items()},
+        "build_wall_s": time.perf_counter() - t0,
     }
     fs.write_text_atomic(dataset.marker_uri, json.dumps(info, indent=2, default=str))
     return Built(dataset, False, info)

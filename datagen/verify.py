@@ -45,10 +45,16 @@ def _extension(name: str) -> str:
     raise FileNotFoundError(f"duckdb-extension-{name} is not installed")
 
 
-def duckdb_connection(threads: int = 2) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with the avro and iceberg extensions loaded (avro first)."""
+def duckdb_connection(threads: int = 2, memory_limit: str = "3GB") -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the avro and iceberg extensions loaded (avro first).
+
+    DuckDB's default limit (80% of RAM) would take what the Spark driver holds: over
+    tens of thousands of files its memory grows with the file count, so it is capped.
+    """
     con = duckdb.connect()
     con.execute(f"SET threads = {threads}")
+    con.execute(f"SET memory_limit = '{memory_limit}'")
+    con.execute("SET preserve_insertion_order = false")
     for name in ("avro", "iceberg"):
         con.execute(f"LOAD '{_extension(name)}'")
     return con

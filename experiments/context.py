@@ -47,6 +47,7 @@ class Context:
             force=bool(self.cfg.force),
             with_duckdb=bool(self.cfg.verify.duckdb),
             progress=bool(self.cfg.progress),
+            duckdb_memory=str(self.cfg.verify.duckdb_memory),
         )
 
     def env(self, built: Built | None = None) -> dict[str, Any]:

@@ -82,11 +82,17 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
     readings = " = ".join(totals)
     rows, checksum = next(iter(totals.values()))
     lines.append(f"  verified     {readings}: {rows:,} rows, checksum {checksum}")
+    if "build_wall_s" in info:
+        lines.append(f"  wall time    {info['build_wall_s'] / 60:.1f} min with summary and verification")
     if baseline:
         lines.append(
             f"  baseline     one Parquet write from memory {baseline['write_s']:.1f} s "
             f"({baseline['rows_per_s']:,.0f} rows/s, {baseline['mb_per_s']:.1f} MB/s); "
-            f"build = {baseline['build_over_baseline']:.2f}x baseline"
+            f"build = {baseline['build_over_baseline']:.2f}x that"
+        )
+        lines.append(
+            f"  same layout  the same {info['config']['commits']} commits written from memory to "
+            f"Parquet alone: {sec['parquet_s']:.1f} s; build = {sec['total_s'] / sec['parquet_s']:.2f}x that"
         )
     return "\n".join(lines)
 

@@ -15,7 +15,9 @@ def run(cfg: DictConfig) -> None:
     """Verify the configured dataset (building it first if needed)."""
     ctx = open_context(cfg)
     built = ctx.dataset()
-    check = verify(ctx.spark, built.dataset, bool(cfg.verify.duckdb), bool(cfg.progress))
+    check = verify(
+        ctx.spark, built.dataset, bool(cfg.verify.duckdb), bool(cfg.progress), str(cfg.verify.duckdb_memory)
+    )
     run_dir = ctx.new_run("verify", built)
     write_json(
         run_dir / "verification.json",

@@ -15,8 +15,6 @@ LOG4J = Path(__file__).with_name("log4j2.properties")
 # Settings every run needs whatever the engine: results and checksums depend on them.
 FIXED_CONF = {
     "spark.sql.extensions": ICEBERG_EXTENSIONS,
-    # Partitions of the Parquet table live in Spark's catalog for the session (see README).
-    "spark.sql.catalogImplementation": "in-memory",
     # Day partitions and checksums are in UTC whatever the machine's zone.
     "spark.sql.session.timeZone": "UTC",
     # INT96 is Spark's legacy default; micros is what Iceberg writes and DuckDB reads exactly.

@@ -135,3 +135,23 @@ def test_verification_catches_a_changed_row(ctx, micro):
     duck = check.readings
     assert duck["duckdb/iceberg"] == duck["spark/iceberg"]
     assert duck["duckdb/parquet"] == duck["spark/parquet"]
+
+
+def test_hour_partitioning(ctx, tiny, data_dir):
+    cfg = tiny.dataset.config.model_copy(
+        update={"name": "hourly", "rows": 400, "commits": 2, "span_days": 2, "partitioning": "hour"}
+    )
+    hourly = Dataset.of(cfg, str(data_dir))
+    built = ensure(ctx.spark, hourly, ctx.engine, progress=False, with_duckdb=True)
+    assert built.info["summary"]["day_partitions"] == 2
+    day_dirs = sorted(p for p in local(hourly.parquet_uri).iterdir() if p.is_dir())
+    assert [p.name[:5] for p in day_dirs] == ["date=", "date="]
+    assert all(h.name.startswith("hour=") for d in day_dirs for h in d.iterdir() if h.is_dir())
+    spec = ctx.spark.sql(f"SELECT * FROM {hourly.iceberg_table}.partitions").schema["partition"]
+    assert spec.dataType.fieldNames() == ["timestamp_hour"]
+    assert set(built.info["verification"]) == {
+        "spark/iceberg",
+        "spark/parquet",
+        "duckdb/parquet",
+        "duckdb/iceberg",
+    }

@@ -1,0 +1,81 @@
+"""Manifest profiles: table states over the same data files, side by side.
+
+A profile other than `as_ingested` is its own Iceberg table, registered from the as-ingested
+table's current metadata file (`register_table`: no data is copied or rewritten), then
+`rewrite_manifests` at the profile's target manifest size. Data files stay shared, so a copy is
+only ever dropped without PURGE and never expired. Hadoop path-based tables cannot relocate
+metadata, so the copy's rewritten manifests are written under the original table's metadata/
+directory, where the original does not reference them: `remove_orphan_files` on the original
+would delete them and break the copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+from datagen.dataset import Dataset
+
+SIGNATURE = "icelab.profile"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One manifest layout.
+
+    Attributes:
+        name: e.g. `as_ingested`, `rewrite_8mb`.
+        target_bytes: manifest target size for rewrite_manifests; None keeps the layout.
+    """
+
+    name: str
+    target_bytes: int | None = None
+
+
+def current_metadata_file(spark: SparkSession, table: str) -> str:
+    """Path of the table's current metadata.json."""
+    row = spark.sql(f"SELECT file FROM {table}.metadata_log_entries ORDER BY timestamp DESC LIMIT 1").first()
+    return row.file
+
+
+def current_snapshot(spark: SparkSession, table: str) -> int:
+    """The table's current snapshot id."""
+    return spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[
+        0
+    ]
+
+
+def profile_table(dataset: Dataset, profile: Profile) -> str:
+    """Table name holding a profile's state."""
+    if profile.target_bytes is None:
+        return dataset.iceberg_table
+    return f"{dataset.catalog}.bench.events_{profile.name}"
+
+
+def _properties(spark: SparkSession, table: str) -> dict[str, str]:
+    return {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
+
+
+def prepare(spark: SparkSession, dataset: Dataset, profile: Profile) -> str:
+    """Make (or reuse) the profile's table state and return its table name."""
+    table = profile_table(dataset, profile)
+    if profile.target_bytes is None:
+        return table
+    source_snapshot = current_snapshot(spark, dataset.iceberg_table)
+    signature = f"source={source_snapshot};target={profile.target_bytes}"
+    if spark.catalog.tableExists(table) and _properties(spark, table).get(SIGNATURE) == signature:
+        return table
+    spark.sql(f"DROP TABLE IF EXISTS {table}")  # never PURGE: data files are shared
+    short = table.split(".", 1)[1]
+    spark.sql(
+        f"CALL {dataset.catalog}.system.register_table(table => '{short}', "
+        f"metadata_file => '{current_metadata_file(spark, dataset.iceberg_table)}')"
+    )
+    spark.sql(
+        f"ALTER TABLE {table} SET TBLPROPERTIES "
+        f"('commit.manifest.target-size-bytes' = '{profile.target_bytes}')"
+    )
+    spark.sql(f"CALL {dataset.catalog}.system.rewrite_manifests(table => '{short}', use_caching => false)")
+    spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{SIGNATURE}' = '{signature}')")
+    return table
