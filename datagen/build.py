@@ -120,8 +120,8 @@ def ensure(
     if fs.exists(dataset.uri):
         why = "force=true" if force else "no completion mark: an interrupted build"
         log.warning("rebuilding %s (%s)", dataset.uri, why)
-        # A cached Iceberg catalog may hold the old table; a fresh catalog name is not
-        # needed because the Hadoop catalog reads metadata from storage on each load.
+        # The Hadoop catalog rereads metadata from storage on each load (catalog caching is
+        # pinned off in conf/engine/_common.yaml), so deleting the files forgets the table.
         fs.delete(dataset.uri)
     fs.mkdirs(dataset.uri)
     started = dt.datetime.now(dt.timezone.utc)
