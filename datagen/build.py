@@ -41,6 +41,7 @@ class Built:
     dataset: Dataset
     reused: bool
     info: dict[str, Any]
+    verification: Verification | None = None  # set when this call built (and so verified) it
 
 
 def verify(
@@ -148,4 +149,4 @@ def ensure(
         "build_wall_s": time.perf_counter() - t0,
     }
     fs.write_text_atomic(dataset.marker_uri, json.dumps(info, indent=2, default=str))
-    return Built(dataset, False, info)
+    return Built(dataset, False, info, check)

@@ -15,7 +15,7 @@ def run(cfg: DictConfig) -> None:
     """Verify the configured dataset (building it first if needed)."""
     ctx = open_context(cfg)
     built = ctx.dataset()
-    check = verify(
+    check = built.verification or verify(
         ctx.spark, built.dataset, bool(cfg.verify.duckdb), bool(cfg.progress), str(cfg.verify.duckdb_memory)
     )
     run_dir = ctx.new_run("verify", built)
