@@ -17,6 +17,7 @@ from datagen.dataset import Dataset
 from datagen.ingest import IngestTimes, ingest, table_properties
 from datagen.summary import summarize
 from datagen.verify import (
+    DUCKDB_MEMORY,
     Checksums,
     Verification,
     compare,
@@ -49,7 +50,7 @@ def verify(
     dataset: Dataset,
     with_duckdb: bool = True,
     progress: bool = False,
-    duckdb_memory: str = "3GB",
+    duckdb_memory: str = DUCKDB_MEMORY,
 ) -> Verification:
     """Checksums per day of both tables by Spark, and by DuckDB when the data is local."""
     schema = spark.table(dataset.iceberg_table).schema
@@ -104,7 +105,7 @@ def ensure(
     force: bool = False,
     with_duckdb: bool = True,
     progress: bool = True,
-    duckdb_memory: str = "3GB",
+    duckdb_memory: str = DUCKDB_MEMORY,
 ) -> Built:
     """Reuse the finished dataset, or build it from scratch.
 

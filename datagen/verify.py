@@ -45,7 +45,11 @@ def _extension(name: str) -> str:
     raise FileNotFoundError(f"duckdb-extension-{name} is not installed")
 
 
-def duckdb_connection(threads: int = 2, memory_limit: str = "3GB") -> duckdb.DuckDBPyConnection:
+# conf/config.yaml (verify.duckdb_memory) sets it for runs; this is the default for direct calls.
+DUCKDB_MEMORY = "3GB"
+
+
+def duckdb_connection(threads: int = 2, memory_limit: str = DUCKDB_MEMORY) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the avro and iceberg extensions loaded (avro first).
 
     DuckDB's default limit (80% of RAM) would take what the Spark driver holds: over

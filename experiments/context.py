@@ -11,8 +11,9 @@ from typing import Any
 from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
-from datagen.build import Built, ensure
+from datagen.build import Built, ensure, verify
 from datagen.dataset import Dataset
+from datagen.verify import Verification
 from icelab import provenance, storage
 from icelab.config import (
     DatasetConfig,
@@ -37,18 +38,21 @@ class Context:
     paths: PathsConfig
     spark: SparkSession
 
+    def _verify_options(self) -> dict[str, Any]:
+        return {
+            "with_duckdb": bool(self.cfg.verify.duckdb),
+            "progress": bool(self.cfg.progress),
+            "duckdb_memory": str(self.cfg.verify.duckdb_memory),
+        }
+
     def dataset(self) -> Built:
         """The run's dataset, reused when its config is unchanged (`force=true` rebuilds)."""
         ds = Dataset.of(self.dataset_cfg, self.paths.data_dir)
-        return ensure(
-            self.spark,
-            ds,
-            self.engine,
-            force=bool(self.cfg.force),
-            with_duckdb=bool(self.cfg.verify.duckdb),
-            progress=bool(self.cfg.progress),
-            duckdb_memory=str(self.cfg.verify.duckdb_memory),
-        )
+        return ensure(self.spark, ds, self.engine, force=bool(self.cfg.force), **self._verify_options())
+
+    def verify(self, built: Built) -> Verification:
+        """The dataset's verification: the build's own when it was built just now, else a fresh one."""
+        return built.verification or verify(self.spark, built.dataset, **self._verify_options())
 
     def env(self, built: Built | None = None) -> dict[str, Any]:
         """Machine, versions, git state, Spark settings (redacted) and dataset identity."""

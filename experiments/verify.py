@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from datagen.build import verify
 from experiments.context import open_context
 from icelab.errors import UserError
 from icelab.results import write_json
@@ -15,9 +14,7 @@ def run(cfg: DictConfig) -> None:
     """Verify the configured dataset (building it first if needed)."""
     ctx = open_context(cfg)
     built = ctx.dataset()
-    check = built.verification or verify(
-        ctx.spark, built.dataset, bool(cfg.verify.duckdb), bool(cfg.progress), str(cfg.verify.duckdb_memory)
-    )
+    check = ctx.verify(built)
     run_dir = ctx.new_run("verify", built)
     write_json(
         run_dir / "verification.json",

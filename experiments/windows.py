@@ -8,7 +8,6 @@ prunes on `timestamp` through its days() transform either way.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,8 +67,3 @@ def load_query(query_id: str) -> str:
 def render(template: str, table: str, window: Window) -> str:
     """The template with its table and window filled in."""
     return template.format(table=table, **window.params)
-
-
-def sql_sha256(sql: str) -> str:
-    """Identity of a query's text, recorded with every measurement."""
-    return hashlib.sha256(sql.encode()).hexdigest()

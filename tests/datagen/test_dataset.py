@@ -12,6 +12,7 @@ from datagen.build import ensure, read_marker, verify
 from datagen.dataset import Dataset, config_hash
 from datagen.generate import generate_all
 from datagen.verify import frame_checksums
+from experiments.measure import measure
 from icelab import storage
 
 
@@ -54,32 +55,14 @@ def test_as_ingested_manifests_are_skewed(tiny):
     assert ice["manifest_span_median"] >= 0.5
 
 
-def scan_metrics(spark, sql: str) -> dict[str, int]:
-    """Run a query (AQE off, so the executed plan is final) and read its file scan's metrics."""
-    spark.conf.set("spark.sql.adaptive.enabled", "false")
-    try:
-        df = spark.sql(sql)
-        df.collect()
-        leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
-        scan = next(
-            leaves.apply(i)
-            for i in range(leaves.size())
-            if "FileSourceScan" in leaves.apply(i).nodeName() or "Scan parquet" in leaves.apply(i).nodeName()
-        )
-        metrics = scan.metrics()
-        return {k: int(metrics.apply(k).value()) for k in ("numPartitions", "numFiles")}
-    finally:
-        spark.conf.unset("spark.sql.adaptive.enabled")
-
-
 def test_time_filter_lists_only_matching_parquet_directories(ctx, tiny):
     table = tiny.dataset.parquet_table
-    one_day = scan_metrics(ctx.spark, f"SELECT count(*) FROM {table} WHERE `date` = DATE'2026-06-01'")
-    assert one_day["numPartitions"] == 1
+    one_day = measure(ctx.spark, f"SELECT count(*) FROM {table} WHERE `date` = DATE'2026-06-01'").scan
+    assert one_day["partitions_scanned"] == 1
     day_dir = local(tiny.dataset.parquet_uri) / "date=2026-06-01"
-    assert one_day["numFiles"] == len(list(day_dir.glob("*.parquet")))
-    whole = scan_metrics(ctx.spark, f"SELECT count(*) FROM {table}")
-    assert whole["numPartitions"] == tiny.info["summary"]["day_partitions"]
+    assert one_day["files_scanned"] == len(list(day_dir.glob("*.parquet")))
+    whole = measure(ctx.spark, f"SELECT count(*) FROM {table}").scan
+    assert whole["partitions_scanned"] == tiny.info["summary"]["day_partitions"]
 
 
 def test_reuse_when_config_unchanged(ctx, tiny):
