@@ -1,7 +1,8 @@
 """icelab entry point.
 
 python run.py experiment=datagen dataset=small
-python run.py -m experiment=datagen dataset=tiny,small
+python run.py experiment=manifest_8mb dataset=medium
+python run.py -m experiment=manifest_8mb dataset=small,medium
 """
 
 import logging
@@ -18,8 +19,16 @@ def main(cfg: DictConfig) -> None:
     """Run the experiment the composed config names."""
     from experiments.runner import run_experiment
 
-    with one_line_errors():
-        run_experiment(cfg)
+    try:
+        with one_line_errors():
+            run_experiment(cfg)
+    finally:
+        # One Spark session per experiment, also when a multirun runs several in one process.
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
 
 
 if __name__ == "__main__":

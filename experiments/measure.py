@@ -46,6 +46,8 @@ class Measurement:
     total_ms: float | None = None
     rows_out: int | None = None
     result_checksum: str | None = None
+    executed: bool = False
+    scan_nodes: int | None = None
     scan: dict[str, int] = field(default_factory=dict)
     status: str = "ok"
     error: str | None = None
@@ -97,8 +99,11 @@ def result_checksum(rows: list[Any]) -> str:
     return f"{len(rows)}:{total:x}"
 
 
-def measure(spark: SparkSession, sql: str) -> Measurement:
-    """Plan, then execute, one query; a failure is a measurement with its error, not a crash."""
+def measure(spark: SparkSession, sql: str, execute: bool = True) -> Measurement:
+    """Plan, then (unless `execute` is false) execute, one query.
+
+    A failure is a measurement with its error, not a crash.
+    """
     out = Measurement()
     try:
         t0 = time.perf_counter_ns()
@@ -108,13 +113,16 @@ def measure(spark: SparkSession, sql: str) -> Measurement:
         for scan in scans:
             scan.inputRDD().partitions()
         t1 = time.perf_counter_ns()
-        out.scan = _sum_metrics(scans)
+        out.scan, out.scan_nodes = _sum_metrics(scans), len(scans)
+        out.planning_ms = (t1 - t0) / 1e6
+        if not execute:
+            return out
         rows = df.collect()
         t2 = time.perf_counter_ns()
     except (Py4JJavaError, PySparkException) as exc:
         out.status, out.error = "error", str(exc).strip().splitlines()[0][:500]
         return out
-    out.planning_ms = (t1 - t0) / 1e6
+    out.executed = True
     out.execution_ms = (t2 - t1) / 1e6
     out.total_ms = (t2 - t0) / 1e6
     out.rows_out = len(rows)
@@ -127,3 +135,15 @@ def plain_collect_ms(spark: SparkSession, sql: str) -> float:
     t0 = time.perf_counter_ns()
     spark.sql(sql).collect()
     return (time.perf_counter_ns() - t0) / 1e6
+
+
+def overhead_pairs(spark: SparkSession, sql: str, pairs: int) -> list[dict[str, float | None]]:
+    """`pairs` alternations of measure() and a plain collect of the same query.
+
+    The difference of their totals is what splitting the timer and reading metrics costs.
+    """
+    out = []
+    for pair in range(pairs):
+        measured = measure(spark, sql).total_ms
+        out.append({"pair": pair, "measured_total_ms": measured, "plain_ms": plain_collect_ms(spark, sql)})
+    return out

@@ -11,7 +11,7 @@ from pathlib import Path
 from icelab.errors import UserError
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-GROUPS = ("experiment", "dataset", "engine")
+GROUPS = ("experiment", "dataset", "engine", "profile")
 
 
 def choices(group: str) -> list[str]:
@@ -22,8 +22,8 @@ def choices(group: str) -> list[str]:
 def check_choices(argv: Sequence[str]) -> None:
     """Reject `group=value` overrides naming an option that does not exist.
 
-    Handles multirun lists (`dataset=small,medium`); sweeps such as glob(...) are left to
-    Hydra.
+    Handles multirun lists (`dataset=small,medium`) and list selections
+    (`profile=[as_ingested,rewrite_8mb]`); sweeps such as glob(...) are left to Hydra.
     """
     for arg in argv:
         match = re.fullmatch(r"[+~]*(\w+)=(.*)", arg)
@@ -33,7 +33,7 @@ def check_choices(argv: Sequence[str]) -> None:
         if "(" in value:
             continue
         known = choices(group)
-        for option in filter(None, (v.strip() for v in value.split(","))):
+        for option in filter(None, (v.strip(" []") for v in value.split(","))):
             if option not in known:
                 raise UserError(f"unknown {group} '{option}' (choose from: {', '.join(known)})")
 

@@ -7,6 +7,7 @@ the key, the value and what is accepted.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
@@ -67,9 +68,88 @@ class EngineConfig(_Strict):
     iceberg_jar: str
     catalog_type: Literal["hadoop", "hive", "rest"]
     catalog_uri: str | None = None
-    catalog_cache_enabled: bool
+    iceberg_metadata_cache: bool = Field(description="catalog cache-enabled and io.manifest.cache-enabled")
     log_level: str
     conf: dict[str, Any]
+
+
+_SIZE = re.compile(r"^(\d+)\s*([kmg]?)b?$", re.I)
+_UNIT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def parse_size(text: str) -> int:
+    """`8MB`, `256kb`, `1g`, `4096` -> bytes (binary units, as Iceberg's size properties).
+
+    Raises:
+        ValueError: for anything else.
+    """
+    match = _SIZE.fullmatch(str(text).strip())
+    if not match or int(match.group(1)) <= 0:
+        raise ValueError(f"bad size '{text}': use a positive number with KB, MB or GB, e.g. 8MB")
+    return int(match.group(1)) * _UNIT[match.group(2).lower()]
+
+
+class ProfileConfig(_Strict):
+    """One Iceberg table state (`conf/profile/`): a manifest layout and session settings.
+
+    Attributes:
+        description: what the profile shows.
+        manifest_target_size: rewrite_manifests target (`8MB`); null keeps the ingested layout.
+        spark_conf: session settings applied only while this profile's queries run.
+    """
+
+    description: str
+    manifest_target_size: str | None = None
+    spark_conf: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _size(self) -> ProfileConfig:
+        if self.manifest_target_size is not None:
+            parse_size(self.manifest_target_size)
+        return self
+
+    @property
+    def target_bytes(self) -> int | None:
+        """Target manifest size in bytes, or None for the ingested layout."""
+        return None if self.manifest_target_size is None else parse_size(self.manifest_target_size)
+
+
+class ProtocolConfig(_Strict):
+    """How often each query runs and what counts as a stable figure."""
+
+    warmups: int = Field(ge=0, description="rounds first, recorded with warmup=true, never in medians")
+    repetitions: int = Field(ge=1, description="measured rounds")
+    executions: int = Field(ge=0, description="measured rounds that also run the query to completion")
+    unstable_iqr: float = Field(gt=0, description="flag a median when IQR / median exceeds this")
+    overhead_pairs: int = Field(ge=0, description="measure() vs plain collect pairs per variant and query")
+    overhead_window: str
+
+    @model_validator(mode="after")
+    def _executions(self) -> ProtocolConfig:
+        if self.executions > self.repetitions:
+            raise ValueError(f"executions ({self.executions}) exceeds repetitions ({self.repetitions})")
+        return self
+
+
+class PlanningConfig(_Strict):
+    """The `experiment` section of a planning experiment (manifest_8mb, manifest_sweep, smoke)."""
+
+    name: str = Field(min_length=1)
+    task: Literal["planning"]
+    parquet: bool = Field(description="include the plain Parquet table as a variant")
+    queries: list[str] = Field(min_length=1)
+    windows: list[str] = Field(min_length=1)
+    end: dt.date | None = Field(default=None, description="windows end at this UTC midnight")
+    ratio: tuple[str, str] = Field(description="planning growth: median(first) / median(second)")
+
+    @model_validator(mode="after")
+    def _ratio(self) -> PlanningConfig:
+        if self.ratio[0] == self.ratio[1]:
+            raise ValueError(f"ratio needs two different windows, got {list(self.ratio)}")
+        missing = [w for w in self.ratio if w not in self.windows]
+        if missing:
+            raise ValueError(f"ratio window {missing[0]} is not among the windows {self.windows}")
+        return self
 
 
 class PathsConfig(_Strict):
@@ -135,6 +215,22 @@ def dataset_config(cfg: DictConfig) -> DatasetConfig:
 def engine_config(cfg: DictConfig) -> EngineConfig:
     """The validated `engine` section."""
     return load(EngineConfig, cfg, "engine")
+
+
+def profile_configs(cfg: DictConfig) -> dict[str, ProfileConfig]:
+    """The validated profiles selected in the `profile` group, by name."""
+    raw = _as_dict(cfg, "profile")
+    return {name: load(ProfileConfig, cfg, f"profile.{name}") for name in raw}
+
+
+def protocol_config(cfg: DictConfig) -> ProtocolConfig:
+    """The validated `protocol` section."""
+    return load(ProtocolConfig, cfg, "protocol")
+
+
+def planning_config(cfg: DictConfig) -> PlanningConfig:
+    """The validated `experiment` section of a planning experiment."""
+    return load(PlanningConfig, cfg, "experiment")
 
 
 def paths_config(cfg: DictConfig) -> PathsConfig:

@@ -65,7 +65,9 @@ def register_iceberg_catalog(spark: SparkSession, name: str, warehouse: str, eng
         prefix: "org.apache.iceberg.spark.SparkCatalog",
         f"{prefix}.type": engine.catalog_type,
         f"{prefix}.warehouse": warehouse,
-        f"{prefix}.cache-enabled": str(engine.catalog_cache_enabled).lower(),
+        # Off by default: a fresh reader pays for metadata.json and every manifest.
+        f"{prefix}.cache-enabled": str(engine.iceberg_metadata_cache).lower(),
+        f"{prefix}.io.manifest.cache-enabled": str(engine.iceberg_metadata_cache).lower(),
     }
     if engine.catalog_uri:
         settings[f"{prefix}.uri"] = engine.catalog_uri

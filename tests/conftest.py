@@ -59,3 +59,25 @@ def ctx(tiny_cfg: DictConfig) -> Iterator[Context]:
 def tiny(ctx: Context) -> Built:
     """The tiny dataset, built (and verified) once."""
     return ctx.dataset()
+
+
+# The smoke experiment, shrunk: 3 queries x 3 windows x 4 variants x 3 rounds on tiny.
+SHRINK_RUN = [
+    "experiment=smoke",
+    "experiment.windows=[1h,1d,7d]",
+    "experiment.ratio=[7d,1d]",
+    "protocol.warmups=1",
+    "protocol.repetitions=2",
+    "protocol.executions=1",
+    "protocol.overhead_pairs=1",
+    "profile=[as_ingested,rewrite_16kb,aggregate_pushdown]",
+]
+
+
+@pytest.fixture(scope="session")
+def planning_run(compose_cfg, tiny: Built, data_dir: Path, results_dir: Path) -> Path:
+    """A real planning run's directory (measurements, env, charts)."""
+    from experiments import planning
+
+    cfg = compose_cfg(*SHRINK_RUN, f"paths.data_dir={data_dir}", f"paths.results_dir={results_dir}")
+    return planning.run(cfg)

@@ -72,3 +72,10 @@ def test_plain_collect_reference(ctx, tiny):
 def test_result_checksum_ignores_order():
     assert result_checksum([(1, "a"), (2, "b")]) == result_checksum([(2, "b"), (1, "a")])
     assert result_checksum([(1, "a")]) != result_checksum([(1, "b")])
+
+
+def test_plan_only_reads_no_data_but_keeps_scan_metrics(ctx, tiny):
+    m = measure(ctx.spark, count_sql(tiny.dataset.iceberg_table), execute=False)
+    assert m.status == "ok" and m.planning_ms > 0
+    assert not m.executed and m.execution_ms is None and m.rows_out is None
+    assert m.scan_nodes == 1 and m.scan["manifests_scanned"] >= 1

@@ -36,7 +36,9 @@ def test_bad_window_is_one_line(bad):
 
 
 def test_unknown_query_names_the_known_ones():
-    with pytest.raises(UserError, match="choose from: count_window, nested_filter_window"):
+    with pytest.raises(
+        UserError, match="choose from: count_window, count_window_hidden, nested_filter_window"
+    ):
         load_query("q99")
 
 

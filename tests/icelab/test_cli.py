@@ -41,6 +41,13 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, needle: str) -> Non
         (["experiment=nope"], "unknown experiment 'nope'"),
         (["dataset.scale=0"], "dataset.scale=0"),
         (["dataset.scale=-1"], "dataset.scale=-1"),
+        (["experiment=smoke", "profile=[as_ingested,nope]"], "unknown profile 'nope'"),
+        (["experiment=smoke", "protocol.executions=9"], "executions (9) exceeds repetitions (2)"),
+        (["experiment=smoke", "experiment.windows=[1w,1d,30d]"], "bad window '1w'"),
+        (["experiment=smoke", "experiment.queries=[q99]"], "unknown query 'q99'"),
+        (["experiment=smoke", "experiment.ratio=[180d,1d]"], "ratio window 180d is not among the windows"),
+        (["experiment=smoke", "experiment.ratio=[1d,1d]"], "ratio needs two different windows"),
+        (["experiment=smoke", "profile.rewrite_8mb.manifest_target_size=8XB"], "bad size '8XB'"),
     ],
 )
 def test_bad_input_gives_one_line(args, needle):

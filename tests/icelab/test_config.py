@@ -23,7 +23,7 @@ def test_every_engine_composes_and_validates(compose_cfg, engine):
     conf = flatten(eng.conf)
     assert conf["spark.sql.iceberg.aggregate-push-down.enabled"] == "false"
     assert conf["spark.sql.hive.filesourcePartitionFileCacheSize"] == "0"
-    assert eng.catalog_cache_enabled is False
+    assert eng.iceberg_metadata_cache is False
 
 
 def test_experiment_choices_include_datagen_and_verify():

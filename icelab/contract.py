@@ -1,0 +1,171 @@
+"""The results contract: one tidy `measurements.parquet` per run, and its validator.
+
+One row per (query, variant, window, repetition), warm-ups included and flagged. Every run
+directory also holds `env.json` (machine, versions, Spark settings, git, dataset), the resolved
+`config.yaml` and `run.json` (what was planned, what ran, how it ended). The validator is what
+CI runs on the smoke benchmark: `python -m icelab.contract results/runs/smoke`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MEASUREMENTS = "measurements.parquet"
+REQUIRED_FILES = (MEASUREMENTS, "env.json", "config.yaml", "run.json")
+
+SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("experiment", pa.string()),
+        ("query_id", pa.string()),
+        ("query_sha256", pa.string()),
+        ("dataset", pa.string()),
+        ("format", pa.string()),  # parquet | iceberg
+        ("profile", pa.string()),  # Iceberg table state; "none" for Parquet
+        ("variant", pa.string()),  # format/profile, the label on the charts
+        ("window", pa.string()),
+        ("window_hours", pa.float64()),
+        ("repetition", pa.int32()),  # warm-ups count from -warmups to -1
+        ("warmup", pa.bool_()),
+        ("executed", pa.bool_()),  # false: planned only (protocol.executions)
+        ("planning_ms", pa.float64()),
+        ("iceberg_planning_ms", pa.float64()),  # Iceberg's own ScanReport totalPlanningDuration
+        ("execution_ms", pa.float64()),
+        ("total_ms", pa.float64()),
+        ("rows_out", pa.int64()),
+        ("result_checksum", pa.string()),
+        ("scan_nodes", pa.int32()),  # 0: answered without scanning (aggregate push-down)
+        ("manifests_total", pa.int64()),
+        ("manifests_scanned", pa.int64()),
+        ("manifests_skipped", pa.int64()),
+        ("files_scanned", pa.int64()),
+        ("files_skipped", pa.int64()),
+        ("partitions_scanned", pa.int64()),
+        ("bytes_scanned", pa.int64()),
+        ("catalog_ms", pa.float64()),
+        ("status", pa.string()),  # ok | error
+        ("error", pa.string()),
+        ("measured_utc", pa.string()),
+    ]
+)
+COLUMNS = SCHEMA.names
+
+
+def to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows (dicts) as a table in the contract's schema; unknown keys are an error."""
+    extra = {k for row in rows for k in row} - set(COLUMNS)
+    if extra:
+        raise ValueError(f"columns outside the contract: {sorted(extra)}")
+    return pa.Table.from_pylist([{c: row.get(c) for c in COLUMNS} for row in rows], schema=SCHEMA)
+
+
+def _answers_agree(table: pa.Table) -> list[str]:
+    """Every executed ok row of one (query, window) must carry the same result checksum."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for row in table.select(
+        ["query_id", "window", "variant", "executed", "status", "result_checksum"]
+    ).to_pylist():
+        if row["executed"] and row["status"] == "ok":
+            seen.setdefault((row["query_id"], row["window"]), {})[row["variant"]] = row["result_checksum"]
+    problems = []
+    for (query, window), by_variant in sorted(seen.items()):
+        if len(set(by_variant.values())) > 1:
+            problems.append(f"{query} {window}: answers differ between variants {by_variant}")
+    return problems
+
+
+def validate(run_dir: Path, allow_failures: bool = False) -> list[str]:
+    """Everything wrong with a run directory; an empty list means it meets the contract."""
+    missing = [f for f in REQUIRED_FILES if not (run_dir / f).is_file()]
+    if missing:
+        return [f"missing {', '.join(missing)}"]
+    table = pq.read_table(run_dir / MEASUREMENTS)
+    problems = []
+    if not table.schema.equals(SCHEMA, check_metadata=False):
+        got = {f.name: str(f.type) for f in table.schema}
+        want = {f.name: str(f.type) for f in SCHEMA}
+        diff = {
+            k: (got.get(k), want.get(k)) for k in sorted(set(got) | set(want)) if got.get(k) != want.get(k)
+        }
+        problems.append(f"schema differs from the contract (column: got, want): {diff}")
+        return problems
+    run = json.loads((run_dir / "run.json").read_text())
+    if run.get("status") != "complete":
+        problems.append(f"run status is {run.get('status')!r}, not 'complete'")
+    if table.num_rows != run.get("planned_rows"):
+        problems.append(f"{table.num_rows} rows, but {run.get('planned_rows')} were planned")
+    keys = ["query_id", "variant", "window", "repetition"]
+    unique = {tuple(r.values()) for r in table.select(keys).to_pylist()}
+    if len(unique) != table.num_rows:
+        problems.append(f"{table.num_rows - len(unique)} duplicate (query, variant, window, repetition) rows")
+    statuses = table.column("status").to_pylist()
+    failed = sum(s != "ok" for s in statuses)
+    if failed and not allow_failures:
+        first = next(r for r in table.to_pylist() if r["status"] != "ok")
+        problems.append(
+            f"{failed} failed measurements, e.g. {first['query_id']} {first['variant']}: {first['error']}"
+        )
+    ok_planning = [
+        p for p, s in zip(table.column("planning_ms").to_pylist(), statuses, strict=True) if s == "ok"
+    ]
+    if any(p is None or p <= 0 for p in ok_planning):
+        problems.append("an ok measurement without a positive planning_ms")
+    env = json.loads((run_dir / "env.json").read_text())
+    for key in ("machine", "versions", "git", "spark_conf", "dataset"):
+        if key not in env:
+            problems.append(f"env.json lacks '{key}'")
+    return problems + _answers_agree(table)
+
+
+def latest_run(path: Path) -> Path:
+    """`path` itself when it is a run directory, else its newest run subdirectory."""
+    if (path / "run.json").is_file():
+        return path
+    runs = sorted(p for p in path.glob("*") if (p / "run.json").is_file())
+    if not runs:
+        raise FileNotFoundError(f"no run directory (with run.json) at or under {path}")
+    return runs[-1]
+
+
+def run_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
+    """Argument parser of a command that reads one stored run."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("path", type=Path, help="results/runs/<experiment>[/<run_id>]")
+    return parser
+
+
+def resolve_run(path: Path) -> Path | None:
+    """The run directory at or under `path`; None (after one line on stderr) when there is none."""
+    try:
+        return latest_run(path)
+    except FileNotFoundError as exc:
+        print(f"icelab: error: {exc}", file=sys.stderr)
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Validate a run directory (or the newest run of an experiment); exit 1 on a breach."""
+    parser = run_parser("python -m icelab.contract", main.__doc__)
+    parser.add_argument("--allow-failures", action="store_true", help="failed queries are not a breach")
+    args = parser.parse_args(argv)
+    run_dir = resolve_run(args.path)
+    if run_dir is None:
+        return 2
+    problems = validate(run_dir, args.allow_failures)
+    for problem in problems:
+        print(f"contract: {run_dir}: {problem}")
+    if not problems:
+        rows = pq.read_metadata(run_dir / MEASUREMENTS).num_rows
+        print(f"contract: {run_dir}: ok ({rows} rows)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
