@@ -100,7 +100,7 @@ def iceberg_planning_chart(summary: pd.DataFrame, run: dict, path: Path) -> None
     """The harness's planning_ms beside Iceberg's own totalPlanningDuration, per Iceberg variant."""
     query = summary["query_id"].iloc[0]
     part = summary[(summary["query_id"] == query) & summary["iceberg_planning_ms_median"].notna()]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 5))
     for variant, rows in part.groupby("variant", sort=False):
         rows = rows.sort_values("window_hours")
         line = ax.plot(
