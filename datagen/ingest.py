@@ -58,19 +58,22 @@ def table_properties(dataset: Dataset) -> dict[str, str]:
     }
 
 
-def create_iceberg_table(spark: SparkSession, dataset: Dataset, schema: StructType) -> None:
-    """CREATE the empty Iceberg table, partitioned by days (or hours) of `timestamp`."""
+def create_iceberg_table(
+    spark: SparkSession, dataset: Dataset, schema: StructType, table: str | None = None
+) -> None:
+    """CREATE the empty Iceberg table (the dataset's, or `table` in its catalog), partitioned by
+    days (or hours) of `timestamp`."""
     ddl = spark._jvm.org.apache.spark.sql.types.DataType.fromJson(_nullable(schema).json()).toDDL()
     transform = "hours" if dataset.config.partitioning == "hour" else "days"
     props = ", ".join(f"'{k}' = '{v}'" for k, v in table_properties(dataset).items())
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {dataset.catalog}.bench")
     spark.sql(
-        f"CREATE TABLE {dataset.iceberg_table} ({ddl}) USING iceberg "
+        f"CREATE TABLE {table or dataset.iceberg_table} ({ddl}) USING iceberg "
         f"PARTITIONED BY ({transform}(timestamp)) TBLPROPERTIES ({props})"
     )
 
 
-def _clustered(df: DataFrame, parts: list[str]) -> DataFrame:
+def clustered(df: DataFrame, parts: list[str]) -> DataFrame:
     """One task per partition value: exactly one file per partition per commit in both
     formats, whatever the parallelism, so the layout is part of the spec."""
     return df.repartition(*parts).sortWithinPartitions(*parts)
@@ -83,7 +86,7 @@ def ingest(spark: SparkSession, dataset: Dataset, progress: bool = True) -> Inge
     times = IngestTimes()
     bar = tqdm(range(ds.commits), desc=f"ingest {ds.name}", unit="commit", disable=not progress)
     for batch in bar:
-        df = _clustered(generate_batch(spark, ds, batch), parts).persist(StorageLevel.MEMORY_AND_DISK)
+        df = clustered(generate_batch(spark, ds, batch), parts).persist(StorageLevel.MEMORY_AND_DISK)
         t0 = time.perf_counter()
         rows = df.count()  # materializes the cache: generation is timed on its own
         t1 = time.perf_counter()

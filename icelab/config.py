@@ -152,6 +152,59 @@ class PlanningConfig(_Strict):
         return self
 
 
+class Threshold(_Strict):
+    """A health rule's two levels: above `advise` a rewrite is advised, above `need` needed."""
+
+    advise: float = Field(ge=0)
+    need: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _order(self) -> Threshold:
+        if self.advise > self.need:
+            raise ValueError(f"advise ({self.advise}) is above need ({self.need})")
+        return self
+
+
+HEALTH_SOURCES = ("exact", "bounds", "span")
+HEALTH_STATS = ("min", "max", "mean", "median", "stdev", "p60", "p90", "p99")
+
+
+class HealthConfig(_Strict):
+    """The `experiment` section of `manifest_health`: what to rewrite to, and the policy."""
+
+    name: str = Field(min_length=1)
+    task: Literal["manifest_health"]
+    rewrite_target: str | None = Field(
+        default=None, description="rewrite_manifests target; null reports only"
+    )
+    rules: dict[str, Threshold] = Field(
+        min_length=1, description="'<exact|bounds|span>.<statistic>' -> levels"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> HealthConfig:
+        if self.rewrite_target is not None:
+            parse_size(self.rewrite_target)
+        for key in self.rules:
+            source, _, stat = key.partition("_")
+            if source not in HEALTH_SOURCES or stat not in HEALTH_STATS:
+                raise ValueError(
+                    f"unknown rule '{key}': use <{'|'.join(HEALTH_SOURCES)}>_<{'|'.join(HEALTH_STATS)}>"
+                )
+        return self
+
+
+class ExpiryConfig(_Strict):
+    """The `experiment` section of `snapshot_expiry`."""
+
+    name: str = Field(min_length=1)
+    task: Literal["snapshot_expiry"]
+    commits_per_day: int = Field(gt=0, description="commits per simulated day (the dataset's batches)")
+    retain_days: int = Field(gt=0, description="expire snapshots older than this many simulated days")
+    probe_window: str = Field(description="planning probe: count_window over this window")
+    probe_repetitions: int = Field(gt=0)
+
+
 class PathsConfig(_Strict):
     """Where datasets and results live: local paths or any Hadoop URI."""
 
@@ -231,6 +284,16 @@ def protocol_config(cfg: DictConfig) -> ProtocolConfig:
 def planning_config(cfg: DictConfig) -> PlanningConfig:
     """The validated `experiment` section of a planning experiment."""
     return load(PlanningConfig, cfg, "experiment")
+
+
+def health_config(cfg: DictConfig) -> HealthConfig:
+    """The validated `experiment` section of `manifest_health`."""
+    return load(HealthConfig, cfg, "experiment")
+
+
+def expiry_config(cfg: DictConfig) -> ExpiryConfig:
+    """The validated `experiment` section of `snapshot_expiry`."""
+    return load(ExpiryConfig, cfg, "experiment")
 
 
 def paths_config(cfg: DictConfig) -> PathsConfig:

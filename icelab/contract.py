@@ -124,13 +124,13 @@ def validate(run_dir: Path, allow_failures: bool = False) -> list[str]:
     return problems + _answers_agree(table)
 
 
-def latest_run(path: Path) -> Path:
-    """`path` itself when it is a run directory, else its newest run subdirectory."""
-    if (path / "run.json").is_file():
+def latest_run(path: Path, marker: str = "run.json") -> Path:
+    """`path` itself when it is a run directory (holding `marker`), else its newest run subdirectory."""
+    if (path / marker).is_file():
         return path
-    runs = sorted(p for p in path.glob("*") if (p / "run.json").is_file())
+    runs = sorted(p for p in path.glob("*") if (p / marker).is_file())
     if not runs:
-        raise FileNotFoundError(f"no run directory (with run.json) at or under {path}")
+        raise FileNotFoundError(f"no run directory (with {marker}) at or under {path}")
     return runs[-1]
 
 
@@ -141,10 +141,10 @@ def run_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
     return parser
 
 
-def resolve_run(path: Path) -> Path | None:
+def resolve_run(path: Path, marker: str = "run.json") -> Path | None:
     """The run directory at or under `path`; None (after one line on stderr) when there is none."""
     try:
-        return latest_run(path)
+        return latest_run(path, marker)
     except FileNotFoundError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return None

@@ -17,7 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments.stats import summarize  # noqa: E402
-from icelab.contract import MEASUREMENTS, resolve_run, run_parser  # noqa: E402
+from icelab.contract import MEASUREMENTS  # noqa: E402
+from plots import chart_cli  # noqa: E402
 
 CHARTS = ("planning_vs_window.png", "manifests_vs_window.png", "iceberg_vs_harness_planning.png")
 
@@ -136,12 +137,7 @@ def write_charts(run_dir: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate a run's charts from its stored measurements."""
-    run_dir = resolve_run(run_parser("python -m plots.planning", main.__doc__).parse_args(argv).path)
-    if run_dir is None:
-        return 2
-    for path in write_charts(run_dir):
-        print(path)
-    return 0
+    return chart_cli("python -m plots.planning", argv, write_charts, "run.json")
 
 
 if __name__ == "__main__":

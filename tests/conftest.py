@@ -42,6 +42,18 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def compose_run(compose_cfg, data_dir: Path, results_dir: Path) -> Callable[..., DictConfig]:
+    """Compose an experiment's config on tiny, writing under the tests' temporary directories."""
+
+    def _compose(*overrides: str) -> DictConfig:
+        return compose_cfg(
+            "dataset=tiny", *overrides, f"paths.data_dir={data_dir}", f"paths.results_dir={results_dir}"
+        )
+
+    return _compose
+
+
+@pytest.fixture(scope="session")
 def tiny_cfg(compose_cfg, data_dir: Path, results_dir: Path) -> DictConfig:
     """The tiny dataset's config, writing under the tests' temporary directories."""
     return compose_cfg("dataset=tiny", f"paths.data_dir={data_dir}", f"paths.results_dir={results_dir}")
@@ -75,9 +87,8 @@ SHRINK_RUN = [
 
 
 @pytest.fixture(scope="session")
-def planning_run(compose_cfg, tiny: Built, data_dir: Path, results_dir: Path) -> Path:
+def planning_run(compose_run, tiny: Built) -> Path:
     """A real planning run's directory (measurements, env, charts)."""
     from experiments import planning
 
-    cfg = compose_cfg(*SHRINK_RUN, f"paths.data_dir={data_dir}", f"paths.results_dir={results_dir}")
-    return planning.run(cfg)
+    return planning.run(compose_run(*SHRINK_RUN))

@@ -48,6 +48,15 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, needle: str) -> Non
         (["experiment=smoke", "experiment.ratio=[180d,1d]"], "ratio window 180d is not among the windows"),
         (["experiment=smoke", "experiment.ratio=[1d,1d]"], "ratio needs two different windows"),
         (["experiment=smoke", "profile.rewrite_8mb.manifest_target_size=8XB"], "bad size '8XB'"),
+        (
+            ["experiment=manifest_health", "+experiment.rules.bounds_p95={advise:1,need:2}"],
+            "unknown rule 'bounds_p95'",
+        ),
+        (
+            ["experiment=manifest_health", "experiment.rules.bounds_p90.advise=20"],
+            "advise (20.0) is above need (16.0)",
+        ),
+        (["experiment=snapshot_expiry", "experiment.commits_per_day=0"], "experiment.commits_per_day=0"),
     ],
 )
 def test_bad_input_gives_one_line(args, needle):
