@@ -130,12 +130,41 @@ def run(cfg: DictConfig) -> Path:
     ctx = open_context(cfg)
     built = ctx.dataset()
     spark, ds = ctx.spark, built.dataset
-    table = f"{ds.catalog}.bench.expiry"
-    spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")  # this experiment's own table and files
+    run_dir = ctx.new_run(ecfg.name, built)
+    # One scratch table per run, so concurrent runs on one dataset never share it.
+    table = f"{ds.catalog}.bench.expiry_{run_dir.name.rsplit('-', 1)[-1]}"
     window = parse_window(ecfg.probe_window, dt.datetime.combine(ds.config.end, dt.time()))
     sql = render(load_query("count_window"), table, window)
-    run_dir = ctx.new_run(ecfg.name, built)
-    points = replay(spark, built, table, ecfg, sql, run_dir, bool(cfg.progress))
+    try:
+        summary = _replay_and_expire(spark, built, table, ecfg, sql, run_dir, bool(cfg.progress))
+    finally:
+        if not ecfg.keep_table:
+            spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")  # its own data files, nothing shared
+    chart = write_chart(run_dir)
+    b, a, rows = summary["before"], summary["after"], summary["rows"]
+    print(
+        f"snapshot_expiry on {ds.config.name}-{ds.hash}: {ds.config.commits} commits at "
+        f"{ecfg.commits_per_day}/simulated day, retain {ecfg.retain_days} days\n"
+        f"  before expiry  {b['snapshots']} snapshots, metadata.json {b['metadata_json_bytes']:,} B, "
+        f"metadata dir {b['metadata_dir_bytes']:,} B, commit {b['commit_probe_ms']:.0f} ms, "
+        f"planning {b['planning_ms']:.0f} ms\n"
+        f"  after expiry   {a['snapshots']} snapshots, metadata.json {a['metadata_json_bytes']:,} B, "
+        f"metadata dir {a['metadata_dir_bytes']:,} B, commit {a['commit_probe_ms']:.0f} ms, "
+        f"planning {a['planning_ms']:.0f} ms\n"
+        f"  rows {rows:,} (expected {ds.config.total_rows:,}), checksum "
+        f"{'unchanged' if summary['unchanged'] else 'CHANGED'} by expiry\n"
+        f"results: {run_dir} (chart: {chart.name})"
+    )
+    if not summary["unchanged"] or rows != ds.config.total_rows:
+        raise UserError(f"expiry changed the table's rows: see {run_dir / 'expiry.json'}")
+    return run_dir
+
+
+def _replay_and_expire(
+    spark: SparkSession, built: Any, table: str, ecfg: ExpiryConfig, sql: str, run_dir: Path, progress: bool
+) -> dict[str, Any]:
+    ds = built.dataset
+    points = replay(spark, built, table, ecfg, sql, run_dir, progress)
     before = frame_checksums(spark.table(table))
     limit = cutoff(spark, table, ecfg.commits_per_day, ecfg.retain_days)
     expired: dict[str, Any] = {}
@@ -165,21 +194,4 @@ def run(cfg: DictConfig) -> Path:
         "expected_rows": ds.config.total_rows,
     }
     write_json(run_dir / "expiry.json", summary)
-    chart = write_chart(run_dir)
-    b, a = summary["before"], summary["after"]
-    print(
-        f"snapshot_expiry on {ds.config.name}-{ds.hash}: {ds.config.commits} commits at "
-        f"{ecfg.commits_per_day}/simulated day, retain {ecfg.retain_days} days\n"
-        f"  before expiry  {b['snapshots']} snapshots, metadata.json {b['metadata_json_bytes']:,} B, "
-        f"metadata dir {b['metadata_dir_bytes']:,} B, commit {b['commit_probe_ms']:.0f} ms, "
-        f"planning {b['planning_ms']:.0f} ms\n"
-        f"  after expiry   {a['snapshots']} snapshots, metadata.json {a['metadata_json_bytes']:,} B, "
-        f"metadata dir {a['metadata_dir_bytes']:,} B, commit {a['commit_probe_ms']:.0f} ms, "
-        f"planning {a['planning_ms']:.0f} ms\n"
-        f"  rows {rows:,} (expected {ds.config.total_rows:,}), checksum "
-        f"{'unchanged' if summary['unchanged'] else 'CHANGED'} by expiry\n"
-        f"results: {run_dir} (chart: {chart.name})"
-    )
-    if not summary["unchanged"] or rows != ds.config.total_rows:
-        raise UserError(f"expiry changed the table's rows: see {run_dir / 'expiry.json'}")
-    return run_dir
+    return summary

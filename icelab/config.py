@@ -203,6 +203,9 @@ class ExpiryConfig(_Strict):
     retain_days: int = Field(gt=0, description="expire snapshots older than this many simulated days")
     probe_window: str = Field(description="planning probe: count_window over this window")
     probe_repetitions: int = Field(gt=0)
+    keep_table: bool = Field(
+        description="keep the scratch table after the run (it is dropped with its files)"
+    )
 
 
 class PathsConfig(_Strict):
