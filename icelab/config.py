@@ -246,7 +246,7 @@ def _one_line(section: str, exc: ValidationError, raw: dict[str, Any]) -> str:
         value = raw
         for part in err["loc"]:
             value = value.get(part) if isinstance(value, dict) else None
-        return f"invalid config: {section}.{loc}={value!r}: {err['msg']}"
+        return f"invalid config: {section}.{loc}={value!r}: {err['msg'].removeprefix('Value error, ')}"
     return f"invalid config: {section}: {err['msg'].removeprefix('Value error, ')}"
 
 
