@@ -14,9 +14,14 @@ from icelab.storage import Storage
 EPOCH = dt.date(1970, 1, 1)
 
 
-def _day(bound: str) -> dt.date:
+def bound_day(bound: str) -> dt.date:
     """Day of a manifest partition bound ('2026-01-02', or '2026-01-02-10' for hours)."""
     return dt.date.fromisoformat(bound[:10])
+
+
+def partition_day(value: object) -> dt.date:
+    """A partition value as its day (days() gives a date, hours() hours since epoch)."""
+    return value if isinstance(value, dt.date) else EPOCH + dt.timedelta(hours=int(value))
 
 
 def day_partitions(spark: SparkSession, dataset: Dataset) -> list[dt.date]:
@@ -25,11 +30,7 @@ def day_partitions(spark: SparkSession, dataset: Dataset) -> list[dt.date]:
     Hour partitions (hours since epoch) are folded into their days.
     """
     rows = spark.sql(f"SELECT partition AS p FROM {dataset.iceberg_table}.partitions").collect()
-    days = set()
-    for r in rows:
-        value = r.p[0]
-        days.add(value if isinstance(value, dt.date) else EPOCH + dt.timedelta(hours=value))
-    return sorted(days)
+    return sorted({partition_day(r.p[0]) for r in rows})
 
 
 def manifest_spans(spark: SparkSession, dataset: Dataset, days: list[dt.date]) -> list[float]:
@@ -44,7 +45,7 @@ def manifest_spans(spark: SparkSession, dataset: Dataset, days: list[dt.date]) -
         bounds = r.ps[0]
         if bounds.lower_bound is None:
             continue
-        lo, hi = _day(bounds.lower_bound), _day(bounds.upper_bound)
+        lo, hi = bound_day(bounds.lower_bound), bound_day(bounds.upper_bound)
         spans.append(sum(1 for d in days if lo <= d <= hi) / len(days))
     return spans
 

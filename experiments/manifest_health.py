@@ -70,8 +70,8 @@ def judge(stats: dict[str, dict[str, float]], rules: dict[str, Threshold]) -> tu
 
 def inspect(spark: SparkSession, state: str, table: str, rules: dict[str, Threshold]) -> Health:
     """Counts, statistics and verdict for one table state."""
-    parts = partition_counts(spark, table)
     mans = manifests(spark, table)
+    parts = partition_counts(spark, table, mans)
     mans["span"] = mans.span_days / max(len(parts), 1)
     stats = {
         "exact": statistics(parts.exact),

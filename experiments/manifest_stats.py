@@ -9,19 +9,12 @@ Two counts per day partition, both from the current snapshot's data manifests:
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from datagen.summary import EPOCH, _day
+from datagen.summary import bound_day, partition_day
 
 STATS = ("min", "max", "mean", "median", "stdev", "p60", "p90", "p99")
-
-
-def _as_day(value: object) -> dt.date:
-    """A partition value as its day (days() gives a date, hours() hours since epoch)."""
-    return value if isinstance(value, dt.date) else EPOCH + dt.timedelta(hours=int(value))
 
 
 def manifests(spark: SparkSession, table: str) -> pd.DataFrame:
@@ -33,8 +26,8 @@ def manifests(spark: SparkSession, table: str) -> pd.DataFrame:
     out = []
     for r in rows:
         bounds = r.ps[0]
-        lo = _day(bounds.lower_bound) if bounds.lower_bound else None
-        hi = _day(bounds.upper_bound) if bounds.upper_bound else None
+        lo = bound_day(bounds.lower_bound) if bounds.lower_bound else None
+        hi = bound_day(bounds.upper_bound) if bounds.upper_bound else None
         span = (hi - lo).days + 1 if lo and hi else 0
         out.append(
             {
@@ -49,18 +42,26 @@ def manifests(spark: SparkSession, table: str) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["path", "length", "entries", "lower", "upper", "span_days"])
 
 
-def partition_counts(spark: SparkSession, table: str) -> pd.DataFrame:
-    """Per day partition: `exact` and `bounds` manifest counts (see the module docstring)."""
+def partition_counts(
+    spark: SparkSession, table: str, manifest_frame: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per day partition: `exact` and `bounds` manifest counts (see the module docstring).
+
+    `manifest_frame` is the table's `manifests()` when the caller already has it.
+    """
     entries = spark.sql(
         f"SELECT data_file.partition AS p, input_file_name() AS manifest FROM {table}.entries "
         f"WHERE status < 2 AND data_file.content = 0"  # 0 existing, 1 added; 2 is a delete
     ).collect()
     exact = (
-        pd.DataFrame({"day": [_as_day(r.p[0]) for r in entries], "manifest": [r.manifest for r in entries]})
+        pd.DataFrame(
+            {"day": [partition_day(r.p[0]) for r in entries], "manifest": [r.manifest for r in entries]}
+        )
         .groupby("day")["manifest"]
         .nunique()
     )
-    ranges = manifests(spark, table).dropna(subset=["lower", "upper"])
+    frame = manifests(spark, table) if manifest_frame is None else manifest_frame
+    ranges = frame.dropna(subset=["lower", "upper"])
     bounds = {day: int(((ranges.lower <= day) & (ranges.upper >= day)).sum()) for day in exact.index}
     frame = pd.DataFrame(
         {"day": exact.index, "exact": exact.values, "bounds": [bounds[d] for d in exact.index]}

@@ -20,10 +20,11 @@ from pyspark.sql import SparkSession
 from experiments import answers, stats
 from experiments.context import Context, open_context
 from experiments.measure import overhead_pairs
+from experiments.profiles import current_snapshot
 from experiments.protocol import Case, cases, run_rounds
 from experiments.recorder import Recorder
 from experiments.variants import Variant, settings, variants
-from experiments.windows import Window, load_query, parse_window
+from experiments.windows import Window, check_window, load_query, parse_window
 from icelab.config import (
     PlanningConfig,
     ProtocolConfig,
@@ -41,16 +42,12 @@ def table_state(spark: SparkSession, variant: Variant) -> dict[str, Any]:
     state: dict[str, Any] = {"table": variant.table, "spark_conf": variant.spark_conf}
     if variant.format == "iceberg":
         row = spark.sql(f"SELECT count(*) AS n, sum(length) AS bytes FROM {variant.table}.manifests").first()
-        snap = spark.sql(
-            f"SELECT snapshot_id FROM {variant.table}.snapshots ORDER BY committed_at DESC LIMIT 1"
-        )
-        state |= {"manifests": row.n, "manifest_bytes": row.bytes, "snapshot_id": snap.first()[0]}
+        snapshot = current_snapshot(spark, variant.table)
+        state |= {"manifests": row.n, "manifest_bytes": row.bytes, "snapshot_id": snapshot}
     return state
 
 
-def measure_overhead(
-    spark: SparkSession, variant_list: list[Variant], all_cases: list[Case], window: str, pairs: int
-) -> pd.DataFrame:
+def measure_overhead(spark: SparkSession, all_cases: list[Case], window: str, pairs: int) -> pd.DataFrame:
     """measure() against a plain collect of the same query, per variant and query, at one window."""
     rows = []
     for case in (c for c in all_cases if c.window.name == window):
@@ -109,11 +106,11 @@ def report(
     return "\n".join(lines)
 
 
-def _validate_inputs(pcfg: PlanningConfig) -> None:
+def _validate_inputs(pcfg: PlanningConfig, protocol: ProtocolConfig) -> None:
     for query in pcfg.queries:
         load_query(query)
-    for window in pcfg.windows:
-        parse_window(window, dt.datetime(2000, 1, 1))
+    for window in [*pcfg.windows, protocol.overhead_window]:
+        check_window(window)
 
 
 def run(cfg: DictConfig) -> Path:
@@ -124,8 +121,7 @@ def run(cfg: DictConfig) -> Path:
     """
     pcfg, protocol = planning_config(cfg), protocol_config(cfg)
     profiles = profile_configs(cfg)
-    _validate_inputs(pcfg)
-    parse_window(protocol.overhead_window, dt.datetime(2000, 1, 1))
+    _validate_inputs(pcfg, protocol)
     ctx = open_context(cfg)
     built = ctx.dataset()
     ds = built.dataset
@@ -153,7 +149,7 @@ def run(cfg: DictConfig) -> Path:
     except BaseException as exc:
         recorder.close("failed", error=repr(exc)[:500])
         raise
-    _finish(ctx, pcfg, protocol, recorder, ds, windows, variant_list, all_cases, run_dir)
+    _finish(ctx, pcfg, protocol, recorder, ds, windows, all_cases, run_dir)
     return run_dir
 
 
@@ -187,14 +183,11 @@ def _finish(
     recorder: Recorder,
     ds: Any,
     windows: list[Window],
-    variant_list: list[Variant],
     all_cases: list[Case],
     run_dir: Path,
 ) -> None:
     progress = bool(ctx.cfg.progress)
-    overhead = measure_overhead(
-        ctx.spark, variant_list, all_cases, protocol.overhead_window, protocol.overhead_pairs
-    )
+    overhead = measure_overhead(ctx.spark, all_cases, protocol.overhead_window, protocol.overhead_pairs)
     overhead.to_csv(run_dir / "overhead.csv", index=False)
     measurements = pd.DataFrame(recorder.rows)
     checked = answers.check(

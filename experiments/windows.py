@@ -51,6 +51,11 @@ def parse_window(name: str, end: dt.datetime) -> Window:
     return Window(name, end - length, end)
 
 
+def check_window(name: str) -> None:
+    """Validate a window name before any work starts (same rules and error as parse_window)."""
+    parse_window(name, dt.datetime(2000, 1, 1))
+
+
 def load_query(query_id: str) -> str:
     """The SQL template queries/<query_id>.sql.
 

@@ -178,7 +178,7 @@ class HealthConfig(_Strict):
         default=None, description="rewrite_manifests target; null reports only"
     )
     rules: dict[str, Threshold] = Field(
-        min_length=1, description="'<exact|bounds|span>.<statistic>' -> levels"
+        min_length=1, description="'<exact|bounds|span>_<statistic>' -> levels"
     )
 
     @model_validator(mode="after")
