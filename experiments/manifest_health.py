@@ -128,7 +128,7 @@ def run(cfg: DictConfig) -> Path:
     built = ctx.dataset()
     name, profile = next(iter(profiles.items()))
     spark, ds = ctx.spark, built.dataset
-    reports = [inspect(spark, name, prepare(spark, ds, Profile(name, profile.target_bytes)), hcfg.rules)]
+    reports = [inspect(spark, name, prepare(spark, ds, Profile.of(name, profile)), hcfg.rules)]
     if hcfg.rewrite_target is not None:
         after = f"rewrite_{hcfg.rewrite_target.lower()}"
         table = prepare(spark, ds, Profile(after, parse_size(hcfg.rewrite_target)))

@@ -10,14 +10,18 @@ very scan nodes planned here.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import time
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
+
+from experiments import plan_check
 
 # Scan-node metric -> result column. Iceberg's come from its ScanReport via BatchScanExec.
 ICEBERG_METRICS = {
@@ -49,13 +53,14 @@ class Measurement:
     executed: bool = False
     scan_nodes: int | None = None
     scan: dict[str, int] = field(default_factory=dict)
+    plan: dict[str, Any] = field(default_factory=dict)
     status: str = "ok"
     error: str | None = None
 
     def as_row(self) -> dict[str, Any]:
-        """Flat dict: scan metrics become columns."""
+        """Flat dict: scan metrics and plan facts become columns."""
         row = asdict(self)
-        return {**row.pop("scan"), **row}
+        return {**row.pop("scan"), **row.pop("plan"), **row}
 
 
 def _children(node: Any) -> list[Any]:
@@ -93,9 +98,39 @@ def _sum_metrics(scans: list[Any]) -> dict[str, int]:
     return total
 
 
+def canonical(value: Any) -> Any:
+    """One engine-independent form of a result value, so Spark's and DuckDB's rows compare.
+
+    Structs and maps (Spark Row / dict, DuckDB dict) become key-sorted pairs, arrays tuples,
+    timestamps epoch microseconds (aware or, as PySpark returns them, local), and floating
+    point numbers six significant digits: engines sum doubles in different orders.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, (float, Decimal)):
+        return float(f"{float(value):.6g}")
+    if isinstance(value, Row):
+        value = value.asDict()
+    if isinstance(value, dict):
+        return tuple(sorted(((k, canonical(v)) for k, v in value.items()), key=lambda kv: str(kv[0])))
+    if isinstance(value, (list, tuple)):
+        return tuple(canonical(v) for v in value)
+    if isinstance(value, dt.datetime):
+        return round(value.timestamp() * 1_000_000)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    return repr(value)
+
+
 def result_checksum(rows: list[Any]) -> str:
-    """Order-insensitive checksum of a result: the sum of 60-bit prefixes of each row's md5."""
-    total = sum(int(hashlib.md5(repr(tuple(r)).encode()).hexdigest()[:15], 16) for r in rows)
+    """Order-insensitive checksum of a result: the sum of 60-bit prefixes of each row's md5.
+
+    Each row is hashed in its canonical form (`canonical`), column by column in order.
+    """
+    digests = (hashlib.md5(repr(tuple(canonical(v) for v in r)).encode()).hexdigest() for r in rows)
+    total = sum(int(d[:15], 16) for d in digests)
     return f"{len(rows)}:{total:x}"
 
 
@@ -113,8 +148,9 @@ def measure(spark: SparkSession, sql: str, execute: bool = True) -> Measurement:
         for scan in scans:
             scan.inputRDD().partitions()
         t1 = time.perf_counter_ns()
-        out.scan, out.scan_nodes = _sum_metrics(scans), len(scans)
         out.planning_ms = (t1 - t0) / 1e6
+        out.scan, out.scan_nodes = _sum_metrics(scans), len(scans)
+        out.plan = plan_check.facts(scans)
         if not execute:
             return out
         rows = df.collect()

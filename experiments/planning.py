@@ -9,7 +9,6 @@ charts. An interrupted run keeps every finished round.
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,9 @@ from pyspark.sql import SparkSession
 from experiments import answers, stats
 from experiments.context import Context, open_context
 from experiments.measure import overhead_pairs
-from experiments.profiles import current_snapshot
-from experiments.protocol import Case, cases, run_rounds
+from experiments.protocol import Case, cases
 from experiments.recorder import Recorder
-from experiments.variants import Variant, settings, variants
+from experiments.variants import Variant, settings, table_state, variants
 from experiments.windows import Window, check_window, load_query, parse_window
 from icelab.config import (
     PlanningConfig,
@@ -35,16 +33,6 @@ from icelab.config import (
 from icelab.errors import UserError
 from icelab.results import write_json
 from plots.planning import write_charts
-
-
-def table_state(spark: SparkSession, variant: Variant) -> dict[str, Any]:
-    """What a variant's table looked like when measured: manifests and current snapshot."""
-    state: dict[str, Any] = {"table": variant.table, "spark_conf": variant.spark_conf}
-    if variant.format == "iceberg":
-        row = spark.sql(f"SELECT count(*) AS n, sum(length) AS bytes FROM {variant.table}.manifests").first()
-        snapshot = current_snapshot(spark, variant.table)
-        state |= {"manifests": row.n, "manifest_bytes": row.bytes, "snapshot_id": snapshot}
-    return state
 
 
 def measure_overhead(spark: SparkSession, all_cases: list[Case], window: str, pairs: int) -> pd.DataFrame:
@@ -138,17 +126,7 @@ def run(cfg: DictConfig) -> Path:
     print(
         f"{pcfg.name}: {len(all_cases)} cases x {protocol.warmups + protocol.repetitions} rounds -> {run_dir}"
     )
-    try:
-        run_rounds(
-            ctx.spark, all_cases, protocol, lambda row: recorder.add(base | row), recorder.flush, progress
-        )
-    except KeyboardInterrupt:
-        recorder.close("interrupted")
-        print(f"icelab: interrupted: kept {len(recorder.rows)} measurements in {run_dir}", file=sys.stderr)
-        raise SystemExit(130) from None
-    except BaseException as exc:
-        recorder.close("failed", error=repr(exc)[:500])
-        raise
+    recorder.record(ctx.spark, all_cases, protocol, base, progress)
     _finish(ctx, pcfg, protocol, recorder, ds, windows, all_cases, run_dir)
     return run_dir
 
@@ -202,9 +180,7 @@ def _finish(
     growth.to_csv(run_dir / "growth.csv", index=False)
     charts = write_charts(run_dir)
     print(report(summary, growth, overhead, pcfg.ratio))
-    duck = sum(rec["duckdb"] is not None for rec in checked)
-    verdict = "agree" if agree else "DIFFER"
-    print(f"answers: {len(checked)} (query, window) pairs, {duck} also checked by DuckDB: {verdict}")
+    print(answers.verdict(checked))
     print(f"results: {run_dir} ({len(recorder.rows)} rows; charts: {', '.join(p.name for p in charts)})")
     if not agree:
         bad = next(rec for rec in checked if not rec["agree"])

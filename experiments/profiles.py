@@ -16,21 +16,34 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 
 from datagen.dataset import Dataset
+from icelab.config import ProfileConfig
 
 SIGNATURE = "icelab.profile"
 
 
 @dataclass(frozen=True)
 class Profile:
-    """One manifest layout.
+    """One table state: a manifest layout, and whether old snapshots are expired.
 
     Attributes:
-        name: e.g. `as_ingested`, `rewrite_8mb`.
+        name: e.g. `as_ingested`, `rewrite_8mb`, `expired`.
         target_bytes: manifest target size for rewrite_manifests; None keeps the layout.
+        expire: expire every snapshot but the current one (metadata only, see `expire`).
     """
 
     name: str
     target_bytes: int | None = None
+    expire: bool = False
+
+    @classmethod
+    def of(cls, name: str, cfg: ProfileConfig) -> Profile:
+        """The profile a `conf/profile/` entry describes."""
+        return cls(name, cfg.target_bytes, cfg.expire_snapshots)
+
+    @property
+    def is_original(self) -> bool:
+        """Whether this state is the dataset's own table, untouched."""
+        return self.target_bytes is None and not self.expire
 
 
 def current_metadata_file(spark: SparkSession, table: str) -> str:
@@ -48,7 +61,7 @@ def current_snapshot(spark: SparkSession, table: str) -> int:
 
 def profile_table(dataset: Dataset, profile: Profile) -> str:
     """Table name holding a profile's state."""
-    if profile.target_bytes is None:
+    if profile.is_original:
         return dataset.iceberg_table
     return f"{dataset.catalog}.bench.events_{profile.name}"
 
@@ -60,22 +73,49 @@ def _properties(spark: SparkSession, table: str) -> dict[str, str]:
 def prepare(spark: SparkSession, dataset: Dataset, profile: Profile) -> str:
     """Make (or reuse) the profile's table state and return its table name."""
     table = profile_table(dataset, profile)
-    if profile.target_bytes is None:
+    if profile.is_original:
         return table
     source_snapshot = current_snapshot(spark, dataset.iceberg_table)
     signature = f"source={source_snapshot};target={profile.target_bytes}"
+    if profile.expire:
+        signature += ";expired"
     if spark.catalog.tableExists(table) and _properties(spark, table).get(SIGNATURE) == signature:
         return table
+    if table == dataset.iceberg_table:  # a Hadoop-catalog drop deletes the table's directory
+        raise RuntimeError(f"profile '{profile.name}' would replace the dataset's own table {table}")
     spark.sql(f"DROP TABLE IF EXISTS {table}")  # never PURGE: data files are shared
     short = table.split(".", 1)[1]
     spark.sql(
         f"CALL {dataset.catalog}.system.register_table(table => '{short}', "
         f"metadata_file => '{current_metadata_file(spark, dataset.iceberg_table)}')"
     )
-    spark.sql(
-        f"ALTER TABLE {table} SET TBLPROPERTIES "
-        f"('commit.manifest.target-size-bytes' = '{profile.target_bytes}')"
-    )
-    spark.sql(f"CALL {dataset.catalog}.system.rewrite_manifests(table => '{short}', use_caching => false)")
+    if profile.target_bytes is not None:
+        spark.sql(
+            f"ALTER TABLE {table} SET TBLPROPERTIES "
+            f"('commit.manifest.target-size-bytes' = '{profile.target_bytes}')"
+        )
+        spark.sql(
+            f"CALL {dataset.catalog}.system.rewrite_manifests(table => '{short}', use_caching => false)"
+        )
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('{SIGNATURE}' = '{signature}')")
+    if profile.expire:
+        expire(spark, table)
     return table
+
+
+def expire(spark: SparkSession, table: str) -> int:
+    """Expire every snapshot of a profile copy but its current one; return how many were expired.
+
+    Metadata only (`cleanExpiredFiles(false)`): the copy shares its manifest lists and data
+    files with the original table, so deleting what the copy no longer references would break
+    the original. What a reader pays for old snapshots is the larger metadata.json, and that
+    is what expiry removes here. `experiments/snapshot_expiry.py` measures a real expiry with
+    file deletion on a table of its own.
+    """
+    jvm = spark._jvm
+    loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
+    before = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]
+    now_ms = jvm.java.lang.System.currentTimeMillis()
+    loaded.expireSnapshots().expireOlderThan(now_ms).retainLast(1).cleanExpiredFiles(False).commit()
+    spark.sql(f"REFRESH TABLE {table}")
+    return before - spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]

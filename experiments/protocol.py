@@ -39,13 +39,17 @@ class Case:
 
 def cases(query_ids: list[str], windows: list[Window], variants: list[Variant]) -> list[Case]:
     """Every (query, window, variant), in the fixed order of a round."""
+    return query_cases([(q, w) for q in query_ids for w in windows], variants)
+
+
+def query_cases(queries: list[tuple[str, Window]], variants: list[Variant]) -> list[Case]:
+    """Every (query at its window, variant), in the given order of queries."""
     out = []
-    for query_id in query_ids:
+    for query_id, window in queries:
         template = load_query(query_id)
         sha = hashlib.sha256(template.encode()).hexdigest()
-        for window in windows:
-            for variant in variants:
-                out.append(Case(query_id, sha, window, variant, render(template, variant.table, window)))
+        for variant in variants:
+            out.append(Case(query_id, sha, window, variant, render(template, variant.table, window)))
     return out
 
 
@@ -67,6 +71,7 @@ def row_of(case: Case, repetition: int, warmup: bool, measurement: Any) -> dict[
         "query_sha256": case.query_sha256,
         "format": case.variant.format,
         "profile": case.variant.profile,
+        "setup": case.variant.setup,
         "variant": case.variant.label,
         "window": case.window.name,
         "window_hours": hours,

@@ -11,11 +11,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
 
+from experiments.protocol import Case, run_rounds
+from icelab.config import ProtocolConfig
 from icelab.contract import MEASUREMENTS, to_table
 from icelab.results import write_json
 
@@ -43,6 +47,30 @@ class Recorder:
         tmp = self.run_dir / f".{MEASUREMENTS}.tmp"
         pq.write_table(to_table(self.rows), tmp)
         os.replace(tmp, self.run_dir / MEASUREMENTS)
+
+    def record(
+        self,
+        spark: SparkSession,
+        all_cases: list[Case],
+        protocol: ProtocolConfig,
+        base: dict[str, Any],
+        progress: bool = True,
+    ) -> None:
+        """Measure every case for the protocol's rounds, keeping each row with the run's `base`.
+
+        An interrupted run is closed as such with every row so far and exits with status 130;
+        any other failure closes it as failed and propagates.
+        """
+        try:
+            run_rounds(spark, all_cases, protocol, lambda row: self.add(base | row), self.flush, progress)
+        except KeyboardInterrupt:
+            self.close("interrupted")
+            kept = f"kept {len(self.rows)} measurements in {self.run_dir}"
+            print(f"icelab: interrupted: {kept}", file=sys.stderr)
+            raise SystemExit(130) from None
+        except BaseException as exc:
+            self.close("failed", error=repr(exc)[:500])
+            raise
 
     def close(self, status: str, **extra: Any) -> None:
         """Final flush and run.json with how the run ended (complete, interrupted, failed)."""

@@ -6,6 +6,8 @@ compared with it: the figure then says more about the machine than about the tab
 
 from __future__ import annotations
 
+import statistics
+
 import pandas as pd
 
 KEYS = ["query_id", "variant", "format", "profile", "window", "window_hours"]
@@ -67,3 +69,46 @@ def growth(summary: pd.DataFrame, wide: str, narrow: str) -> pd.DataFrame:
         out[f"iceberg_planning_ms_median_{wide}"] / out[f"iceberg_planning_ms_median_{narrow}"]
     )
     return out.reset_index()
+
+
+PARTS = ["planning_ms", "execution_ms", "total_ms"]
+
+
+def ratios(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """Per (query, variant): each median timing over the `reference` variant's, same query.
+
+    A ratio above 1 means the variant took longer than the reference.
+    """
+    cols = [f"{t}_median" for t in PARTS]
+    med = summary.set_index(["query_id", "variant"])[cols].astype(float)
+    ref = med.xs(reference, level="variant")
+    out = med.div(ref, level="query_id")
+    out.columns = [f"{t}_ratio" for t in PARTS]
+    return out.reset_index()
+
+
+def _geomean(values: pd.Series) -> float | None:
+    values = values.dropna()
+    values = values[values > 0]
+    return statistics.geometric_mean(values) if len(values) else None
+
+
+def geomeans(per_query: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: the geometric mean over queries of each ratio, the worst query by total,
+    and the share of the workload's time spent planning."""
+    rows = []
+    for variant, part in per_query.groupby("variant", sort=False):
+        worst = part.loc[part["total_ms_ratio"].idxmax()] if part["total_ms_ratio"].notna().any() else None
+        mine = summary[summary["variant"] == variant]
+        planning, execution = mine["planning_ms_median"].sum(), mine["execution_ms_median"].sum()
+        rows.append(
+            {
+                "variant": variant,
+                "queries": int(part["total_ms_ratio"].notna().sum()),
+                **{f"{t}_geomean": _geomean(part[f"{t}_ratio"]) for t in PARTS},
+                "worst_query": None if worst is None else worst["query_id"],
+                "worst_total_ratio": None if worst is None else worst["total_ms_ratio"],
+                "planning_share": planning / (planning + execution) if planning + execution else None,
+            }
+        )
+    return pd.DataFrame(rows)

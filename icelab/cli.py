@@ -11,7 +11,7 @@ from pathlib import Path
 from icelab.errors import UserError
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-GROUPS = ("experiment", "dataset", "engine", "profile")
+GROUPS = ("experiment", "dataset", "engine", "profile", "setup")
 
 
 def choices(group: str) -> list[str]:

@@ -95,11 +95,13 @@ class ProfileConfig(_Strict):
     Attributes:
         description: what the profile shows.
         manifest_target_size: rewrite_manifests target (`8MB`); null keeps the ingested layout.
+        expire_snapshots: expire every snapshot but the current one (metadata only).
         spark_conf: session settings applied only while this profile's queries run.
     """
 
     description: str
     manifest_target_size: str | None = None
+    expire_snapshots: bool = False
     spark_conf: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -123,6 +125,7 @@ class ProtocolConfig(_Strict):
     unstable_iqr: float = Field(gt=0, description="flag a median when IQR / median exceeds this")
     overhead_pairs: int = Field(ge=0, description="measure() vs plain collect pairs per variant and query")
     overhead_window: str
+    warm_cache: bool = Field(description="read the dataset's local files once before measuring")
 
     @model_validator(mode="after")
     def _executions(self) -> ProtocolConfig:
@@ -150,6 +153,33 @@ class PlanningConfig(_Strict):
         if missing:
             raise ValueError(f"ratio window {missing[0]} is not among the windows {self.windows}")
         return self
+
+
+class SetupConfig(_Strict):
+    """One reading setup of the canonical experiment (`conf/setup/`): an Iceberg table state
+    and the session settings its queries run under.
+
+    Attributes:
+        description: what the setup stands for.
+        profile: the table state, a profile selected in the `profile` group.
+        spark_conf: settings applied only while this setup's Iceberg queries run.
+    """
+
+    description: str
+    profile: str = Field(min_length=1)
+    spark_conf: dict[str, Any] = Field(default_factory=dict)
+
+
+class CanonicalConfig(_Strict):
+    """The `experiment` section of the canonical-queries experiment."""
+
+    name: str = Field(min_length=1)
+    task: Literal["canonical"]
+    parquet: bool = Field(description="include the plain Parquet table (Spark's defaults) as baseline")
+    queries: list[str] = Field(min_length=1, description="query ids or their qNN prefixes")
+    end: dt.date | None = Field(default=None, description="windows end at this UTC midnight")
+    initial: str = Field(description="the setup of the study's Figure 8")
+    optimized: str = Field(description="the setup of the study's Figure 9")
 
 
 class Threshold(_Strict):
@@ -277,6 +307,17 @@ def profile_configs(cfg: DictConfig) -> dict[str, ProfileConfig]:
     """The validated profiles selected in the `profile` group, by name."""
     raw = _as_dict(cfg, "profile")
     return {name: load(ProfileConfig, cfg, f"profile.{name}") for name in raw}
+
+
+def setup_configs(cfg: DictConfig) -> dict[str, SetupConfig]:
+    """The validated setups selected in the `setup` group, by name."""
+    raw = _as_dict(cfg, "setup")
+    return {name: load(SetupConfig, cfg, f"setup.{name}") for name in raw}
+
+
+def canonical_config(cfg: DictConfig) -> CanonicalConfig:
+    """The validated `experiment` section of the canonical experiment."""
+    return load(CanonicalConfig, cfg, "experiment")
 
 
 def protocol_config(cfg: DictConfig) -> ProtocolConfig:

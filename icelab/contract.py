@@ -29,7 +29,8 @@ SCHEMA = pa.schema(
         ("dataset", pa.string()),
         ("format", pa.string()),  # parquet | iceberg
         ("profile", pa.string()),  # Iceberg table state; "none" for Parquet
-        ("variant", pa.string()),  # format/profile, the label on the charts
+        ("setup", pa.string()),  # canonical: the reading setup (conf/setup/); null elsewhere
+        ("variant", pa.string()),  # format/profile (or format/setup), the label on the charts
         ("window", pa.string()),
         ("window_hours", pa.float64()),
         ("repetition", pa.int32()),  # warm-ups count from -warmups to -1
@@ -50,6 +51,12 @@ SCHEMA = pa.schema(
         ("partitions_scanned", pa.int64()),
         ("bytes_scanned", pa.int64()),
         ("catalog_ms", pa.float64()),
+        # From the physical plan (experiments/plan_check.py): what reached the scan.
+        ("pushed_filters", pa.string()),
+        ("nested_filters_pushed", pa.int32()),
+        ("read_leaves", pa.int32()),
+        ("nested_pruned", pa.bool_()),
+        ("vectorized", pa.bool_()),
         ("status", pa.string()),  # ok | error
         ("error", pa.string()),
         ("measured_utc", pa.string()),

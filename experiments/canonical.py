@@ -1,0 +1,224 @@
+"""Task `canonical` (experiment canonical): the 23 canonical queries on Parquet and on Iceberg
+under each reading setup, planning apart from execution (the study's Figures 8 and 9).
+
+Each query runs at the window its header names (`-- window: 7d`). Parquet runs once, with
+Spark's defaults: it is the baseline every Iceberg setup is compared with. Writes, under
+results/runs/<experiment>/<run_id>/: the contract files, summary.csv, versus_parquet.csv (per
+query), setups.csv (geometric means per setup), gains.csv (each setup against the initial one),
+plan_check.csv (what reached the scans), answers.json and the charts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from experiments import answers, page_cache, stats
+from experiments.context import open_context
+from experiments.protocol import query_cases
+from experiments.recorder import Recorder
+from experiments.variants import setup_variants, table_state
+from experiments.windows import check_window, header, load_query, parse_window, query_ids
+from icelab.config import (
+    CanonicalConfig,
+    SetupConfig,
+    canonical_config,
+    profile_configs,
+    protocol_config,
+    setup_configs,
+)
+from icelab.errors import UserError
+from icelab.results import write_json
+from plots.canonical import write_charts
+
+PARQUET = "parquet"
+PLAN_FACTS = ["pushed_filters", "nested_filters_pushed", "read_leaves", "nested_pruned", "vectorized"]
+
+
+def query_window(query_id: str) -> str:
+    """The window a canonical query's header names.
+
+    Raises:
+        UserError: when the header has no valid `-- window:` line.
+    """
+    window = header(load_query(query_id)).get("window")
+    if window is None:
+        raise UserError(f"query '{query_id}' has no '-- window:' header line")
+    check_window(window)
+    return window
+
+
+def _validate(ccfg: CanonicalConfig, setups: dict[str, SetupConfig]) -> list[str]:
+    for role in ("initial", "optimized"):
+        name = getattr(ccfg, role)
+        if name not in setups:
+            raise UserError(
+                f"experiment.{role}='{name}' is not a selected setup (selected: {', '.join(setups)})"
+            )
+    ids = query_ids(ccfg.queries)
+    for query_id in ids:
+        query_window(query_id)
+    return ids
+
+
+def plan_check(measurements: pd.DataFrame) -> pd.DataFrame:
+    """Per (query, variant): the plan facts of its first successful measurement."""
+    ok = measurements[measurements["status"] == "ok"]
+    return ok.drop_duplicates(["query_id", "variant"])[["query_id", "variant", *PLAN_FACTS]]
+
+
+def run(cfg: DictConfig) -> Path:
+    """Measure every (query, variant) for the protocol's rounds; compare, check and chart.
+
+    Returns:
+        The run directory.
+    """
+    ccfg, protocol = canonical_config(cfg), protocol_config(cfg)
+    setups, profiles = setup_configs(cfg), profile_configs(cfg)
+    ids = _validate(ccfg, setups)
+    ctx = open_context(cfg)
+    built = ctx.dataset()
+    ds = built.dataset
+    end = dt.datetime.combine(ccfg.end or ds.config.end, dt.time())
+    span = dt.timedelta(days=ds.config.span_days)
+    queries = [(q, parse_window(query_window(q), end, span)) for q in ids]
+    progress = bool(cfg.progress)
+    variant_list = setup_variants(ctx.spark, ds, setups, profiles, ccfg.parquet, progress)
+    all_cases = query_cases(queries, variant_list)
+    run_dir = ctx.new_run(ccfg.name, built)
+    base = {"run_id": run_dir.name, "experiment": ccfg.name, "dataset": f"{ds.config.name}-{ds.hash}"}
+    rounds = protocol.warmups + protocol.repetitions
+    recorder = Recorder(
+        run_dir,
+        {
+            **base,
+            "planned_rows": len(all_cases) * rounds,
+            "protocol": protocol.model_dump(),
+            "queries": {c.query_id: c.query_sha256 for c in all_cases},
+            "query_windows": {q: w.name for q, w in queries},
+            "windows": {w.name: [w.start.isoformat(), w.end.isoformat()] for _, w in queries},
+            "variants": {v.label: table_state(ctx.spark, v) for v in variant_list},
+            "setups": {name: s.model_dump() for name, s in setups.items()},
+            "profiles": {name: p.model_dump() for name, p in profiles.items()},
+            "figures": {"initial": ccfg.initial, "optimized": ccfg.optimized},
+        },
+    )
+    print(f"{ccfg.name}: {len(all_cases)} cases x {rounds} rounds -> {run_dir}")
+    if protocol.warm_cache:
+        recorder.info["page_cache"] = page_cache.warm(ds.uri, progress)
+    recorder.record(ctx.spark, all_cases, protocol, base, progress)
+    windows = list({w.name: w for _, w in queries}.values())
+    checked = answers.check(
+        pd.DataFrame(recorder.rows),
+        ds,
+        windows,
+        bool(cfg.verify.duckdb),
+        str(cfg.verify.duckdb_memory),
+        progress,
+    )
+    write_json(run_dir / "answers.json", checked)
+    agree = all(rec["agree"] for rec in checked)
+    recorder.close("complete", answers_agree=agree)
+    print(finish(run_dir, pd.DataFrame(recorder.rows), protocol.unstable_iqr, ccfg))
+    print(answers.verdict(checked))
+    failed = sum(r["status"] != "ok" for r in recorder.rows)
+    if failed:
+        print(f"failed measurements: {failed} (their errors are in measurements.parquet)")
+    if not agree:
+        raise UserError(f"answers differ: see {run_dir / 'answers.json'}")
+    return run_dir
+
+
+def finish(run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg: CanonicalConfig) -> str:
+    """Write the tables and charts of a finished run; return the console report."""
+    summary = stats.summarize(measurements, unstable_iqr)
+    order = {v: i for i, v in enumerate(dict.fromkeys(measurements["variant"]))}  # parquet, then setups
+    summary = summary.sort_values(
+        ["query_id", "variant"], key=lambda c: c.map(order) if c.name == "variant" else c
+    )
+    summary.to_csv(run_dir / "summary.csv", index=False)
+    facts = plan_check(measurements)
+    facts.to_csv(run_dir / "plan_check.csv", index=False)
+    initial = f"iceberg/{ccfg.initial}"
+    iceberg = summary[summary["format"] == "iceberg"]
+    gains = stats.geomeans(stats.ratios(iceberg, initial), iceberg)
+    gains.to_csv(run_dir / "gains.csv", index=False)
+    versus = setups = None
+    if PARQUET in set(summary["variant"]):
+        versus = stats.ratios(summary, PARQUET)
+        versus.to_csv(run_dir / "versus_parquet.csv", index=False)
+        setups = stats.geomeans(versus[versus["variant"] != PARQUET], summary)
+        setups.to_csv(run_dir / "setups.csv", index=False)
+    charts = write_charts(run_dir)
+    lines = [report_queries(summary, facts, ccfg), ""]
+    if setups is not None:
+        lines += [report_setups(setups), ""]
+    lines += [report_gains(gains, initial), ""]
+    lines.append(f"results: {run_dir} (charts: {', '.join(p.name for p in charts)})")
+    return "\n".join(lines)
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None or pd.isna(value) else f"{value:,.0f}"
+
+
+def report_queries(summary: pd.DataFrame, facts: pd.DataFrame, ccfg: CanonicalConfig) -> str:
+    """Median planning + execution ms per query: Parquet, initial and optimized, with plan facts."""
+    shown = [PARQUET, f"iceberg/{ccfg.initial}", f"iceberg/{ccfg.optimized}"]
+    med = summary.set_index(["query_id", "variant"])
+    fx = facts.set_index(["query_id", "variant"])
+    rows = []
+    for query_id in summary["query_id"].drop_duplicates():
+        row = {"query": query_id[:30], "window": med.loc[query_id]["window"].iloc[0]}
+        for variant in shown:
+            if (query_id, variant) in med.index:
+                rec = med.loc[(query_id, variant)]
+                cell = f"{_ms(rec['planning_ms_median'])}+{_ms(rec['execution_ms_median'])}"
+                row[variant] = cell + ("  ERR" if rec["errors"] else "")
+        for variant in shown[1:]:
+            if (query_id, variant) in fx.index:
+                f = fx.loc[(query_id, variant)]
+                pruned = {True: "pruned", False: "whole", None: "-"}.get(_none(f["nested_pruned"]))
+                row[f"{variant.split('/')[1]} plan"] = (
+                    f"nested filters {f['nested_filters_pushed']}, {pruned}, "
+                    f"{'vec' if f['vectorized'] else 'row'}, {f['read_leaves']} leaves"
+                )
+        rows.append(row)
+    table = pd.DataFrame(rows).to_string(index=False)
+    return "median planning+execution ms per query; plan facts (what reached the scan)\n" + table
+
+
+def _none(value: Any) -> Any:
+    return None if value is None or pd.isna(value) else bool(value)
+
+
+def _x(value: Any) -> str:
+    return "-" if value is None or pd.isna(value) else f"{value:.2f}x"
+
+
+def report_setups(setups: pd.DataFrame) -> str:
+    """Iceberg / Parquet per setup: geometric means, the worst query, the planning share."""
+    lines = ["Iceberg / Parquet, geometric mean over queries (planning, execution, total); worst query"]
+    for rec in setups.to_dict("records"):
+        share = "-" if rec["planning_share"] is None else f"{rec['planning_share']:.0%}"
+        lines.append(
+            f"  {rec['variant']:<26} {_x(rec['planning_ms_geomean']):>7} {_x(rec['execution_ms_geomean']):>7}"
+            f" {_x(rec['total_ms_geomean']):>7}   worst {rec['worst_query']} {_x(rec['worst_total_ratio'])}"
+            f"   planning share {share}"
+        )
+    return "\n".join(lines)
+
+
+def report_gains(gains: pd.DataFrame, initial: str) -> str:
+    """Each setup against the initial one: geometric-mean speed-up (initial / setup)."""
+    lines = [f"speed-up over {initial}, geometric mean over queries (planning, execution, total)"]
+    for rec in gains.to_dict("records"):
+        cells = [
+            "-" if rec[f"{t}_geomean"] is None else f"{1 / rec[f'{t}_geomean']:.2f}x" for t in stats.PARTS
+        ]
+        lines.append(f"  {rec['variant']:<26} {cells[0]:>7} {cells[1]:>7} {cells[2]:>7}")
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""The canonical experiment on tiny: all 23 queries through real Spark, Iceberg and DuckDB, the
+initial and optimized setups, their plan facts, and a query that fails on one format."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from experiments import canonical, windows
+from experiments.windows import QUERIES, header, load_query, query_ids
+from icelab.contract import validate
+from icelab.errors import UserError
+from plots.canonical import write_charts
+
+ALL = [f"q{n:02d}" for n in range(1, 24)]
+SHRINK = [
+    "experiment=canonical",
+    "setup=[initial,optimized]",
+    "protocol.warmups=0",
+    "protocol.repetitions=1",
+    "protocol.executions=1",
+    "protocol.warm_cache=false",
+]
+PARAMETERS = {"table", "ts_from", "ts_to", "date_from", "date_to"}
+
+
+@pytest.fixture(scope="module")
+def run_dir(compose_run, tiny) -> Path:
+    return canonical.run(compose_run(*SHRINK))
+
+
+@pytest.fixture(scope="module")
+def rows(run_dir: Path) -> pd.DataFrame:
+    return pd.read_parquet(run_dir / "measurements.parquet")
+
+
+def test_23_queries_each_with_a_header_and_only_table_and_time_parameters():
+    ids = query_ids(ALL)
+    assert len(set(ids)) == 23
+    for query_id in ids:
+        template = load_query(query_id)
+        fields = header(template)
+        assert {"purpose", "exercises", "window"} <= set(fields), query_id
+        assert set(re.findall(r"\{(\w+)\}", template)) <= PARAMETERS, query_id
+        assert "{table}" in template, query_id
+        windows.check_window(fields["window"])
+    used = {header(load_query(q))["window"] for q in ids}
+    assert {"1h", "full"} <= used  # an hour to the whole table
+
+
+def test_query_ids_resolve_prefixes_and_reject_unknown_ones():
+    assert query_ids(["q05"]) == ["q05_nested_filter_projection_day"]
+    with pytest.raises(UserError, match="query 'q99' matches no query"):
+        query_ids(["q99"])
+
+
+def test_every_query_agrees_on_both_formats_and_with_duckdb(run_dir, rows):
+    assert validate(run_dir) == []
+    assert (rows.status == "ok").all()
+    assert set(rows.variant) == {"parquet", "iceberg/initial", "iceberg/optimized"}
+    answers = json.loads((run_dir / "answers.json").read_text())
+    assert len(answers) == 23
+    for rec in answers:
+        assert rec["variants"] == 3 and rec["agree"], rec["query_id"]
+        assert rec["duckdb"] == rec["checksums"][0], rec["query_id"]  # DuckDB read it too
+    # Every query returns something to compare: a non-empty result on tiny.
+    assert (rows.rows_out > 0).all()
+
+
+def test_setups_reach_the_scan_as_configured(rows):
+    facts = rows.set_index(["query_id", "variant"])
+    q05 = "q05_nested_filter_projection_day"
+    optimized, initial = facts.loc[(q05, "iceberg/optimized")], facts.loc[(q05, "iceberg/initial")]
+    # Nested schema pruning: the optimized scan reads a few leaves of the structs, the initial
+    # one the whole structs.
+    assert optimized.nested_pruned and not initial.nested_pruned
+    assert optimized.read_leaves < initial.read_leaves
+    assert "environment.geo.countryCode = 'DE'" in optimized.pushed_filters
+    # What this engine does with nested predicates: Spark 3.5 hands them to Iceberg whatever
+    # the setup, so they reach the initial scan too (README: "The canonical queries").
+    assert initial.nested_filters_pushed == optimized.nested_filters_pushed == 1
+    # Vectorized reads: only where every column read is a primitive (q19), and only when on.
+    q19 = "q19_narrow_projection_hour"
+    assert facts.loc[(q19, "iceberg/optimized")].vectorized
+    assert not facts.loc[(q19, "iceberg/initial")].vectorized
+    assert not facts.loc[(q05, "iceberg/optimized")].vectorized  # a struct column: row-based
+
+
+def test_tables_ratios_and_charts(run_dir):
+    setups = pd.read_csv(run_dir / "setups.csv").set_index("variant")
+    assert set(setups.index) == {"iceberg/initial", "iceberg/optimized"}
+    for col in ("planning_ms_geomean", "execution_ms_geomean", "total_ms_geomean", "planning_share"):
+        assert (setups[col] > 0).all(), col
+    assert setups["worst_query"].str.startswith("q").all()
+    gains = pd.read_csv(run_dir / "gains.csv").set_index("variant")
+    assert gains.loc["iceberg/initial", "total_ms_geomean"] == pytest.approx(1.0)
+    for path in write_charts(run_dir):
+        assert path.stat().st_size > 10_000, path.name
+
+
+def test_a_query_failing_on_one_format_is_recorded_and_the_run_completes(
+    compose_run, tiny, tmp_path, monkeypatch
+):
+    # Iceberg's metadata tables exist only on the Iceberg table: the query fails on Parquet.
+    (tmp_path / "q90_data_files_full.sql").write_text(
+        "-- purpose: data files\n-- exercises: a metadata table\n-- window: full\n"
+        "SELECT count(*) AS files FROM {table}.files\n"
+    )
+    (tmp_path / "q01_count_last_hour.sql").write_text((QUERIES / "q01_count_last_hour.sql").read_text())
+    monkeypatch.setattr(windows, "QUERIES", tmp_path)
+    run_dir = canonical.run(compose_run(*SHRINK, "experiment.queries=[q01,q90]"))
+    rows = pd.read_parquet(run_dir / "measurements.parquet")
+    failed = rows[rows.status == "error"]
+    assert list(failed.variant) == ["parquet"] and (failed.query_id == "q90_data_files_full").all()
+    assert "REQUIRES_SINGLE_PART_NAMESPACE" in failed.error.iloc[0]  # Spark's own error, kept
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert validate(run_dir, allow_failures=True) == []
+    assert any("failed measurements" in p for p in validate(run_dir))
+
+
+def test_a_setup_needing_an_unselected_profile_is_one_line(compose_run, tiny):
+    cfg = compose_run(*SHRINK, "profile=[as_ingested]")
+    with pytest.raises(UserError, match="setup 'optimized' needs profile 'rewrite_8mb_expired'"):
+        canonical.run(cfg)
