@@ -238,6 +238,24 @@ class ExpiryConfig(_Strict):
     )
 
 
+class SchemaEvolutionConfig(_Strict):
+    """The `experiment` section of `schema_evolution`."""
+
+    name: str = Field(min_length=1)
+    task: Literal["schema_evolution"]
+    rows: int = Field(gt=0, description="old rows per scenario table, written before the change")
+    commits: int = Field(gt=0, description="commits the old rows arrive in")
+    new_rows: int = Field(gt=0, description="rows written after the change")
+    scenarios: list[str] = Field(min_length=1, description="scenario names to run, in order")
+    keep_tables: bool = Field(description="keep the scratch tables and Parquet copies after the run")
+
+    @model_validator(mode="after")
+    def _rows(self) -> SchemaEvolutionConfig:
+        if self.rows < self.commits:
+            raise ValueError(f"rows ({self.rows}) is fewer than commits ({self.commits})")
+        return self
+
+
 class PathsConfig(_Strict):
     """Where datasets and results live: local paths or any Hadoop URI."""
 
@@ -338,6 +356,11 @@ def health_config(cfg: DictConfig) -> HealthConfig:
 def expiry_config(cfg: DictConfig) -> ExpiryConfig:
     """The validated `experiment` section of `snapshot_expiry`."""
     return load(ExpiryConfig, cfg, "experiment")
+
+
+def schema_evolution_config(cfg: DictConfig) -> SchemaEvolutionConfig:
+    """The validated `experiment` section of `schema_evolution`."""
+    return load(SchemaEvolutionConfig, cfg, "experiment")
 
 
 def paths_config(cfg: DictConfig) -> PathsConfig:

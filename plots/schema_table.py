@@ -1,0 +1,125 @@
+"""The scenario x outcome table of a stored `schema_evolution` run, as markdown and HTML.
+
+python -m plots.schema_table results/runs/schema_evolution/<run_id>
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from icelab.results import write_atomic
+from plots import chart_cli
+
+RECORDS = "scenarios.parquet"
+HEADERS = (
+    "scenario",
+    "changes",
+    "field ids: before -> after",
+    "old rows non-null: time travel",
+    "current",
+    "Parquet by name",
+    "new rows non-null",
+    "engine",
+    "what the engine did",
+    "checker",
+    "agree",
+)
+
+
+def _col(field: dict) -> str:
+    return f"{field['name']}={field['id']} {field['type']}"
+
+
+def id_change(before: list[dict], after: list[dict]) -> str:
+    """The columns whose id, name or type differ, as `name=id type`; or `unchanged`."""
+    gone = [f for f in before if f not in after]
+    new = [f for f in after if f not in before]
+    if not gone and not new:
+        moved = [f["name"] for f in before] != [f["name"] for f in after]
+        return "same ids, new order" if moved else "unchanged"
+    return f"{', '.join(map(_col, gone)) or '-'} -> {', '.join(map(_col, new)) or '-'}"
+
+
+def short(text: str, limit: int = 110) -> str:
+    """The first sentence of an error, at most `limit` characters (the record keeps it whole)."""
+    head = text.split(". ", 1)[0]
+    return head if len(head) <= limit else head[: limit - 3] + "..."
+
+
+def _count(value: object, error: object = None) -> str:
+    if isinstance(error, str) and error:
+        return f"error: {short(error)}"
+    return "" if value is None or pd.isna(value) else f"{int(value):,}"  # type: ignore[arg-type]
+
+
+def outcome_table(records: pd.DataFrame) -> pd.DataFrame:
+    """One display row per scenario."""
+    rows = []
+    for r in records.itertuples(index=False):
+        rows.append(
+            [
+                r.scenario,
+                "; ".join(json.loads(r.changes)),
+                id_change(json.loads(r.ids_before), json.loads(r.ids_after)),
+                _count(r.tt_old_nonnull, r.time_travel_error),
+                _count(r.current_old_nonnull, r.current_error),
+                _count(r.parquet_old_nonnull, r.parquet_error),
+                _count(r.current_new_nonnull, r.write_error),
+                r.engine_outcome,
+                "; ".join(short(p) for p in r.engine_reason.split("; ")),
+                r.checker_verdict,
+                "yes" if r.agree else "NO",
+            ]
+        )
+    return pd.DataFrame(rows, columns=list(HEADERS))
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    """A GitHub markdown table (pipes in cells escaped)."""
+
+    def cell(v: object) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = [
+        "| " + " | ".join(table.columns) + " |",
+        "| " + " | ".join("---" for _ in table.columns) + " |",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def to_html(table: pd.DataFrame, title: str) -> str:
+    """A standalone HTML page holding the table."""
+    body = table.to_html(index=False, escape=True, border=0, classes="outcomes")
+    style = (
+        "body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left}"
+        "th{background:#f0f0f0}"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{style}</style></head><body><h2>{html.escape(title)}</h2>{body}</body></html>\n"
+    )
+
+
+def write_tables(run_dir: Path) -> list[Path]:
+    """outcomes.md and outcomes.html from the run's scenarios.parquet."""
+    table = outcome_table(pd.read_parquet(run_dir / RECORDS))
+    md, page = run_dir / "outcomes.md", run_dir / "outcomes.html"
+    write_atomic(md, to_markdown(table))
+    write_atomic(page, to_html(table, f"Schema evolution: scenario x outcome | run {run_dir.name}"))
+    return [md, page]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite a stored schema_evolution run's outcome tables."""
+    return chart_cli("python -m plots.schema_table", argv, write_tables, RECORDS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
