@@ -21,10 +21,11 @@ from experiments import answers, page_cache, stats
 from experiments.context import open_context
 from experiments.protocol import query_cases
 from experiments.recorder import Recorder
-from experiments.variants import setup_variants, table_state
+from experiments.variants import check_setup_profiles, setup_variants, table_state
 from experiments.windows import check_window, header, load_query, parse_window, query_ids
 from icelab.config import (
     CanonicalConfig,
+    ProfileConfig,
     SetupConfig,
     canonical_config,
     profile_configs,
@@ -52,7 +53,11 @@ def query_window(query_id: str) -> str:
     return window
 
 
-def _validate(ccfg: CanonicalConfig, setups: dict[str, SetupConfig]) -> list[str]:
+def _validate(
+    ccfg: CanonicalConfig, setups: dict[str, SetupConfig], profiles: dict[str, ProfileConfig]
+) -> list[str]:
+    """Check everything the user typed before Spark starts; return the full query ids."""
+    check_setup_profiles(setups, profiles)
     for role in ("initial", "optimized"):
         name = getattr(ccfg, role)
         if name not in setups:
@@ -79,7 +84,7 @@ def run(cfg: DictConfig) -> Path:
     """
     ccfg, protocol = canonical_config(cfg), protocol_config(cfg)
     setups, profiles = setup_configs(cfg), profile_configs(cfg)
-    ids = _validate(ccfg, setups)
+    ids = _validate(ccfg, setups, profiles)
     ctx = open_context(cfg)
     built = ctx.dataset()
     ds = built.dataset
@@ -88,7 +93,7 @@ def run(cfg: DictConfig) -> Path:
     queries = [(q, parse_window(query_window(q), end, span)) for q in ids]
     progress = bool(cfg.progress)
     variant_list = setup_variants(ctx.spark, ds, setups, profiles, ccfg.parquet, progress)
-    all_cases = query_cases(queries, variant_list)
+    all_cases = query_cases(queries, variant_list, rotate=True)
     run_dir = ctx.new_run(ccfg.name, built)
     base = {"run_id": run_dir.name, "experiment": ccfg.name, "dataset": f"{ds.config.name}-{ds.hash}"}
     rounds = protocol.warmups + protocol.repetitions

@@ -42,13 +42,21 @@ def cases(query_ids: list[str], windows: list[Window], variants: list[Variant]) 
     return query_cases([(q, w) for q in query_ids for w in windows], variants)
 
 
-def query_cases(queries: list[tuple[str, Window]], variants: list[Variant]) -> list[Case]:
-    """Every (query at its window, variant), in the given order of queries."""
+def query_cases(
+    queries: list[tuple[str, Window]], variants: list[Variant], rotate: bool = False
+) -> list[Case]:
+    """Every (query at its window, variant), in the given order of queries.
+
+    With `rotate`, query i visits the variants starting at the i-th (mod their number): a
+    variant's position within a query then changes from query to query, so whatever the
+    first (or last) execution of a query pays is shared by every variant, not charged to one.
+    """
     out = []
-    for query_id, window in queries:
+    for i, (query_id, window) in enumerate(queries):
         template = load_query(query_id)
         sha = hashlib.sha256(template.encode()).hexdigest()
-        for variant in variants:
+        shift = i % len(variants) if rotate and variants else 0
+        for variant in variants[shift:] + variants[:shift]:
             out.append(Case(query_id, sha, window, variant, render(template, variant.table, window)))
     return out
 
@@ -56,10 +64,11 @@ def query_cases(queries: list[tuple[str, Window]], variants: list[Variant]) -> l
 def rounds(protocol: ProtocolConfig) -> list[tuple[int, bool, bool]]:
     """(repetition, warmup, execute) per round: warm-ups count up from -warmups to -1.
 
-    Warm-ups plan only; they prime the JVM and the metadata paths. The first
-    `protocol.executions` measured rounds also run the query to completion.
+    Warm-ups prime the JVM and the metadata paths; they plan only unless
+    `protocol.warmups_execute`. The first `protocol.executions` measured rounds also run the
+    query to completion.
     """
-    warm = [(r - protocol.warmups, True, False) for r in range(protocol.warmups)]
+    warm = [(r - protocol.warmups, True, protocol.warmups_execute) for r in range(protocol.warmups)]
     return warm + [(r, False, r < protocol.executions) for r in range(protocol.repetitions)]
 
 

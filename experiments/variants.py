@@ -76,6 +76,20 @@ def variants(
     return found
 
 
+def check_setup_profiles(setups: dict[str, SetupConfig], profiles: dict[str, ProfileConfig]) -> None:
+    """Every setup's table state must be among the selected profiles.
+
+    Raises:
+        UserError: naming the first setup whose profile is not selected.
+    """
+    for name, setup in setups.items():
+        if setup.profile not in profiles:
+            raise UserError(
+                f"setup '{name}' needs profile '{setup.profile}', which is not selected "
+                f"(selected: {', '.join(profiles)})"
+            )
+
+
 def setup_variants(
     spark: SparkSession,
     dataset: Dataset,
@@ -89,12 +103,7 @@ def setup_variants(
     Raises:
         UserError: when a setup names a profile that is not selected.
     """
-    for name, setup in setups.items():
-        if setup.profile not in profiles:
-            raise UserError(
-                f"setup '{name}' needs profile '{setup.profile}', which is not selected "
-                f"(selected: {', '.join(profiles)})"
-            )
+    check_setup_profiles(setups, profiles)
     needed = {s.profile: profiles[s.profile] for s in setups.values()}
     tables = {
         name: prepare(spark, dataset, Profile.of(name, cfg))

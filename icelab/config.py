@@ -120,6 +120,7 @@ class ProtocolConfig(_Strict):
     """How often each query runs and what counts as a stable figure."""
 
     warmups: int = Field(ge=0, description="rounds first, recorded with warmup=true, never in medians")
+    warmups_execute: bool = Field(description="warm-up rounds also run each query to completion")
     repetitions: int = Field(ge=1, description="measured rounds")
     executions: int = Field(ge=0, description="measured rounds that also run the query to completion")
     unstable_iqr: float = Field(gt=0, description="flag a median when IQR / median exceeds this")

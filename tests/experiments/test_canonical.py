@@ -124,5 +124,7 @@ def test_a_query_failing_on_one_format_is_recorded_and_the_run_completes(
 
 def test_a_setup_needing_an_unselected_profile_is_one_line(compose_run, tiny):
     cfg = compose_run(*SHRINK, "profile=[as_ingested]")
-    with pytest.raises(UserError, match="setup 'optimized' needs profile 'rewrite_8mb_expired'"):
+    with pytest.raises(
+        UserError, match="setup 'optimized' needs profile 'rewrite_8mb_expired'"
+    ):  # before Spark
         canonical.run(cfg)

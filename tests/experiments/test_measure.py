@@ -3,7 +3,10 @@ scan metrics each format reports, equal results, and failures recorded, not rais
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
+from pyspark.sql import Row
 
 from experiments.measure import measure, plain_collect_ms, result_checksum
 
@@ -79,3 +82,19 @@ def test_plan_only_reads_no_data_but_keeps_scan_metrics(ctx, tiny):
     assert m.status == "ok" and m.planning_ms > 0
     assert not m.executed and m.execution_ms is None and m.rows_out is None
     assert m.scan_nodes == 1 and m.scan["manifests_scanned"] >= 1
+
+
+def test_checksum_is_the_same_for_sparks_and_duckdbs_forms_of_a_row():
+    instant = dt.datetime(2026, 6, 29, 12, 30, tzinfo=dt.timezone.utc)
+    # PySpark: Row for structs, naive local datetimes, Decimal or float sums in its own order.
+    spark = Row(
+        n=3,
+        s=Row(x=0.1 + 0.2, y="k"),
+        m={"b": [Row(id="1")], "a": []},
+        t=instant.astimezone().replace(tzinfo=None),
+    )
+    # DuckDB: dicts for structs and maps, aware datetimes, its own rounding.
+    duck = (3, {"y": "k", "x": 0.3}, {"a": [], "b": [{"id": "1"}]}, instant)
+    assert result_checksum([spark]) == result_checksum([duck])
+    assert result_checksum([spark, duck]) == result_checksum([duck, spark])  # order-insensitive
+    assert result_checksum([duck]) != result_checksum([(3, {"y": "k", "x": 0.31}, {}, instant)])

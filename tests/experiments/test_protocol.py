@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 
-from experiments.protocol import Case, rounds, run_rounds
+from experiments.protocol import Case, query_cases, rounds, run_rounds
 from experiments.variants import NO_PROFILE, Variant
-from experiments.windows import parse_window
+from experiments.windows import parse_window, query_ids
 from icelab.config import ProtocolConfig
 
 
 def protocol(**kw) -> ProtocolConfig:
     base = dict(
-        warmups=2, repetitions=3, executions=1, unstable_iqr=0.25, overhead_pairs=0, overhead_window="1d"
+        warmups=2,
+        warmups_execute=False,
+        repetitions=3,
+        executions=1,
+        unstable_iqr=0.25,
+        overhead_pairs=0,
+        overhead_window="1d",
+        warm_cache=False,
     )
     return ProtocolConfig(**(base | kw))
 
@@ -26,6 +33,17 @@ def test_rounds_warmups_plan_only_then_executions():
         (2, False, False),
     ]
     assert [r[2] for r in rounds(protocol(warmups=0, executions=3))] == [True, True, True]
+    assert [r[2] for r in rounds(protocol(warmups_execute=True))] == [True, True, True, False, False]
+
+
+def test_rotation_moves_each_query_to_another_first_variant():
+    window = parse_window("1d", dt.datetime(2026, 6, 30))
+    variants = [Variant("iceberg", NO_PROFILE, "t", setup=s) for s in ("a", "b", "c")]
+    ids = query_ids(["q01", "q02", "q03", "q04"])
+    found = query_cases([(q, window) for q in ids], variants, rotate=True)
+    firsts = [found[i].variant.setup for i in range(0, len(found), 3)]
+    assert firsts == ["a", "b", "c", "a"]
+    assert all({c.variant.setup for c in found[i : i + 3]} == {"a", "b", "c"} for i in range(0, 12, 3))
 
 
 def test_a_failing_query_is_a_row_and_the_run_goes_on(ctx, tiny):

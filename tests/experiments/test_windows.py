@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from experiments.measure import measure
-from experiments.windows import load_query, parse_window, render
+from experiments.windows import header, load_query, parse_window, render
 from icelab.errors import UserError
 
 END = dt.datetime(2026, 6, 30)
@@ -27,6 +27,17 @@ def test_window_bounds(name, start, date_from, date_to):
     p = parse_window(name, END).params
     assert (p["ts_from"], p["ts_to"]) == (start, "2026-06-30 00:00:00")
     assert (p["date_from"], p["date_to"]) == (date_from, date_to)
+
+
+def test_full_window_is_the_data_span():
+    w = parse_window("full", END, dt.timedelta(days=60))
+    assert (w.start, w.end) == (dt.datetime(2026, 5, 1), END)
+    assert w.params["date_from"] == "2026-05-01" and w.params["date_to"] == "2026-06-29"
+
+
+def test_header_reads_the_leading_comment_fields():
+    fields = header("-- purpose: count\n-- window: 7d\nSELECT 1\n-- note: not header\n")
+    assert fields == {"purpose": "count", "window": "7d"}
 
 
 @pytest.mark.parametrize("bad", ["0d", "-1d", "7", "1w", "d"])

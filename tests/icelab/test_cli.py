@@ -57,6 +57,16 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, needle: str) -> Non
             "advise (20.0) is above need (16.0)",
         ),
         (["experiment=snapshot_expiry", "experiment.commits_per_day=0"], "experiment.commits_per_day=0"),
+        (["experiment=canonical", "setup=[initial,nope]"], "unknown setup 'nope'"),
+        (["experiment=canonical", "experiment.queries=[q99]"], "query 'q99' matches no query"),
+        (
+            ["experiment=canonical", "experiment.optimized=fast"],
+            "experiment.optimized='fast' is not a selected",
+        ),
+        (
+            ["experiment=canonical", "profile=[as_ingested]"],
+            "setup 'manifest_rewrite' needs profile 'rewrite_8mb'",
+        ),
     ],
 )
 def test_bad_input_gives_one_line(args, needle):
