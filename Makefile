@@ -2,10 +2,12 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 ARGS ?=
+RESULTS ?= results
+RUNS ?=
 
-.PHONY: help setup run test lint format clean
+.PHONY: help setup run test lint format charts report reference clean
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 setup: $(VENV)/.installed ## create .venv and install icelab with its test tools
 
@@ -29,5 +31,14 @@ format: setup ## ruff format and autofix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+charts: setup ## redraw every chart from stored results (RESULTS=results/reference for the committed set)
+	$(PY) -m plots.all --results $(RESULTS)
+
+report: setup ## write one self-contained HTML report of the stored results
+	$(PY) -m plots.report --results $(RESULTS)
+
+reference: setup ## copy complete runs (RUNS="results/runs/<exp>/<id> ...") into results/reference, redraw
+	$(PY) -m icelab.reference $(RUNS)
+
 clean: ## remove generated state (datasets, outputs, run results)
-	rm -rf data outputs multirun results/runs spark-warehouse metastore_db derby.log
+	rm -rf data outputs multirun results/runs results/charts results/report.html results/comparisons spark-warehouse metastore_db derby.log

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -71,6 +72,20 @@ def to_table(rows: list[dict[str, Any]]) -> pa.Table:
     if extra:
         raise ValueError(f"columns outside the contract: {sorted(extra)}")
     return pa.Table.from_pylist([{c: row.get(c) for c in COLUMNS} for row in rows], schema=SCHEMA)
+
+
+def read_measurements(run_dir: Path) -> pd.DataFrame:
+    """A run's measurements as a frame in the contract's columns.
+
+    Columns the contract gained after the run was written come back as nulls of their type, so
+    older runs still chart and compare; `validate` still reports them as a schema difference.
+    """
+    table = pq.read_table(run_dir / MEASUREMENTS)
+    for field in SCHEMA:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    extra = [c for c in table.column_names if c not in COLUMNS]
+    return table.select([*COLUMNS, *extra]).to_pandas()
 
 
 def _answers_agree(table: pa.Table) -> list[str]:

@@ -9,26 +9,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # files only; no display on servers and CI
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from experiments.stats import PARTS, geomeans, ratios
+from plots import Chart, chart_cli, chart_files
+from plots.planning import load_summary, reps
+from plots.style import FORMAT_COLORS, PARQUET, finish, plt
 
-from experiments.stats import PARTS, geomeans, ratios  # noqa: E402
-from plots import chart_cli  # noqa: E402
-from plots.planning import _save, load_summary  # noqa: E402
-
-PARQUET = "parquet"
-COLORS = {PARQUET: ("#1f4e79", "#8db3e2"), "iceberg": ("#7f3f00", "#f4b183")}
+CHARTS = ("figure8_initial.png", "figure9_optimized.png", "optimization_gains.png")
+PART_COLORS = {"planning_ms": "#8db3e2", "execution_ms": "#f4b183", "total_ms": "#7f7f7f"}
 
 
 def _short(query_id: str) -> str:
     return query_id.split("_", 1)[0]
 
 
-def stacked_chart(summary: pd.DataFrame, run: dict, setup: str, figure: str, path: Path) -> None:
+def stacked_chart(summary: pd.DataFrame, run_dir: Path, setup: str, figure: str, path: Path) -> list[Path]:
     """Per query, Parquet beside Iceberg under `setup`: median planning + median execution,
     stacked, with the IQR of the total as error bars."""
     variants = [v for v in (PARQUET, f"iceberg/{setup}") if v in set(summary["variant"])]
@@ -45,7 +42,7 @@ def stacked_chart(summary: pd.DataFrame, run: dict, setup: str, figure: str, pat
             (rows["total_ms_median"] - rows["total_ms_q1"]).astype(float).fillna(0) / 1e3,
             (rows["total_ms_q3"] - rows["total_ms_median"]).astype(float).fillna(0) / 1e3,
         ]
-        dark, light = COLORS[variant.split("/")[0]]
+        dark, light = FORMAT_COLORS[variant.split("/")[0]]
         pos = x - 0.4 + width * (i + 0.5)
         ax.bar(pos, planning, width, color=dark, label=f"{variant}: planning")
         ax.bar(pos, execution, width, bottom=planning, color=light, label=f"{variant}: execution")
@@ -53,13 +50,13 @@ def stacked_chart(summary: pd.DataFrame, run: dict, setup: str, figure: str, pat
     windows = summary.drop_duplicates("query_id").set_index("query_id")["window"]
     ax.set_xticks(x, [f"{_short(q)}\n{windows[q]}" for q in queries], fontsize=8)
     ax.set_xlabel("canonical query (and its window)")
-    ax.set_ylabel("seconds (median planning + median execution; IQR of total)")
+    ax.set_ylabel("time (s): median planning + median execution; bars: IQR of total")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    _save(fig, f"{figure}: Iceberg ({setup}) vs Parquet per query", run, path)
+    ax.legend()
+    return finish(fig, f"{figure}: Iceberg ({setup}) vs Parquet per query", run_dir, path)
 
 
-def gains_chart(summary: pd.DataFrame, run: dict, initial: str, path: Path) -> None:
+def gains_chart(summary: pd.DataFrame, run: dict, run_dir: Path, initial: str, path: Path) -> list[Path]:
     """Geometric-mean speed-up of each setup over the initial one, for planning, execution, total."""
     gains = geomeans(ratios(summary, f"iceberg/{initial}"), summary)
     order = {v: i for i, v in enumerate(run.get("variants", {}))}
@@ -69,27 +66,66 @@ def gains_chart(summary: pd.DataFrame, run: dict, initial: str, path: Path) -> N
     height = 0.8 / len(PARTS)
     for i, part in enumerate(PARTS):
         speedup = 1 / gains[f"{part}_geomean"].astype(float)
-        ax.barh(y - 0.4 + height * (i + 0.5), speedup, height, label=part.removesuffix("_ms"))
+        ax.barh(
+            y - 0.4 + height * (i + 0.5),
+            speedup,
+            height,
+            color=PART_COLORS[part],
+            label=part.removesuffix("_ms"),
+        )
     ax.axvline(1, color="black", lw=0.8)
     ax.set_yticks(y, gains["variant"])
     ax.invert_yaxis()
-    ax.set_xlabel(f"speed-up over iceberg/{initial} (geometric mean over queries; >1 is faster)")
+    ax.set_xlabel(
+        f"speed-up over iceberg/{initial} (x, geometric mean over queries of median ratios; >1 is faster)"
+    )
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(fontsize=8)
-    _save(fig, "Gain of each optimization", run, path)
+    ax.legend()
+    return finish(fig, "Gain of each optimization", run_dir, path)
 
 
-def write_charts(run_dir: Path) -> list[Path]:
-    """Figures 8 and 9 and the gains chart, written into the run directory."""
+def spread_note(summary: pd.DataFrame) -> str:
+    """What the error bars rest on; says so plainly when each case was executed once."""
+    planned, executed = reps(summary, "planning_ms"), reps(summary, "execution_ms")
+    note = f"Planning: median of {planned} measured rounds; execution: median of {executed}."
+    if executed == "1":
+        note += " One execution per case, so execution and total have no spread (the IQR bars are empty)."
+    return note
+
+
+def charts(run_dir: Path, out: Path | None = None) -> list[Chart]:
+    """Figures 8 and 9 and the gains chart, written into `out` (default: the run directory)."""
     summary, run = load_summary(run_dir)
     if summary.empty:
         return []
+    out = out or run_dir
     figures = run.get("figures", {"initial": "initial", "optimized": "optimized"})
-    paths = [run_dir / n for n in ("figure8_initial.png", "figure9_optimized.png", "optimization_gains.png")]
-    stacked_chart(summary, run, figures["initial"], "Figure 8 (initial setup)", paths[0])
-    stacked_chart(summary, run, figures["optimized"], "Figure 9 (optimized setup)", paths[1])
-    gains_chart(summary, run, figures["initial"], paths[2])
-    return paths
+    note = spread_note(summary)
+    return [
+        Chart(
+            "Figure 8: initial setup vs Parquet",
+            f"Per canonical query, Parquet beside Iceberg as first set up. {note}",
+            stacked_chart(summary, run_dir, figures["initial"], "Figure 8 (initial setup)", out / CHARTS[0]),
+        ),
+        Chart(
+            "Figure 9: optimized setup vs Parquet",
+            f"Per canonical query, Parquet beside Iceberg with every optimization on. {note}",
+            stacked_chart(
+                summary, run_dir, figures["optimized"], "Figure 9 (optimized setup)", out / CHARTS[1]
+            ),
+        ),
+        Chart(
+            "Gain of each optimization",
+            "Speed-up of each reading setup over the initial one: the geometric mean over queries of "
+            f"the ratio of medians (no spread shown; see the per-query figures). {note}",
+            gains_chart(summary, run, run_dir, figures["initial"], out / CHARTS[2]),
+        ),
+    ]
+
+
+def write_charts(run_dir: Path) -> list[Path]:
+    """Figures 8 and 9 and the gains chart, as PNG and SVG in the run directory."""
+    return chart_files(charts(run_dir))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""The scenario x outcome table of a stored `schema_evolution` run, as markdown and HTML.
+"""The scenario x outcome table of a stored `schema_evolution` run, as markdown, HTML and a
+coloured figure (PNG and SVG).
 
 python -m plots.schema_table results/runs/schema_evolution/<run_id>
 """
@@ -13,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.results import write_atomic
-from plots import chart_cli
+from plots import Chart, chart_cli
+from plots.style import OUTCOME_COLORS, finish, plt
 
 RECORDS = "scenarios.parquet"
 HEADERS = (
@@ -107,13 +109,67 @@ def to_html(table: pd.DataFrame, title: str) -> str:
     )
 
 
-def write_tables(run_dir: Path) -> list[Path]:
-    """outcomes.md and outcomes.html from the run's scenarios.parquet."""
+# The figure keeps the columns that fit a cell; the HTML and markdown tables keep every one.
+FIGURE_COLUMNS = HEADERS[3:8] + HEADERS[9:]
+LOST = "#ffc7ce"  # a count of 0 or an error: old values no longer readable that way
+
+
+def _cell_color(header: str, value: str) -> str:
+    if header in ("engine", "checker"):
+        return OUTCOME_COLORS.get(value, "white")
+    if header == "agree":
+        return OUTCOME_COLORS["safe"] if value == "yes" else LOST
+    return LOST if value == "0" or value.startswith("error") else "white"
+
+
+def outcome_figure(table: pd.DataFrame, run_dir: Path, path: Path) -> list[Path]:
+    """The outcome table as a coloured grid: one row per scenario, outcome and visibility columns."""
+    shown = table[list(FIGURE_COLUMNS)].map(lambda v: "error" if str(v).startswith("error") else str(v))
+    fig, ax = plt.subplots(figsize=(12, 0.3 * len(shown) + 1.4))
+    ax.axis("off")
+    grid = ax.table(
+        cellText=shown.values,
+        rowLabels=table["scenario"].tolist(),
+        colLabels=[c.replace("old rows non-null: ", "old rows non-null:\n") for c in FIGURE_COLUMNS],
+        cellColours=[
+            [_cell_color(h, v) for h, v in zip(FIGURE_COLUMNS, row, strict=True)] for row in shown.values
+        ],
+        loc="center",
+        cellLoc="center",
+    )
+    grid.auto_set_font_size(False)
+    grid.set_fontsize(8)
+    grid.scale(1, 1.25)
+    return finish(
+        fig, "Schema evolution: outcome per scenario (rows counted; red: old values lost)", run_dir, path
+    )
+
+
+def write_tables(run_dir: Path, out: Path | None = None) -> list[Path]:
+    """outcomes.md and outcomes.html from the run's scenarios.parquet, in `out` (default: the run)."""
+    out = out or run_dir
     table = outcome_table(pd.read_parquet(run_dir / RECORDS))
-    md, page = run_dir / "outcomes.md", run_dir / "outcomes.html"
+    md, page = out / "outcomes.md", out / "outcomes.html"
     write_atomic(md, to_markdown(table))
     write_atomic(page, to_html(table, f"Schema evolution: scenario x outcome | run {run_dir.name}"))
     return [md, page]
+
+
+def charts(run_dir: Path, out: Path | None = None) -> list[Chart]:
+    """The outcome tables (markdown, HTML) and the outcome figure, in `out` (default: the run)."""
+    out = out or run_dir
+    table = outcome_table(pd.read_parquet(run_dir / RECORDS))
+    tables = write_tables(run_dir, out)
+    figure = outcome_figure(table, run_dir, out / "schema_outcomes.png")
+    return [
+        Chart(
+            "Schema evolution: scenario x outcome",
+            "Engine outcome beside the checker's verdict; non-null counts of the followed column over "
+            "old rows (time travel, current snapshot, Parquet by name) and new rows. One execution per "
+            "scenario: counts are exact, there is no timing. Full table: outcomes.html / outcomes.md.",
+            figure + tables,
+        )
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
