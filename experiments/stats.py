@@ -77,10 +77,13 @@ PARTS = ["planning_ms", "execution_ms", "total_ms"]
 def ratios(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Per (query, variant): each median timing over the `reference` variant's, same query.
 
-    A ratio above 1 means the variant took longer than the reference.
+    A ratio above 1 means the variant took longer than the reference. The total is the median
+    planning plus the median execution, as the charts stack them: when only some rounds execute,
+    the median of `total_ms` would rest on those rounds' planning alone.
     """
     cols = [f"{t}_median" for t in PARTS]
     med = summary.set_index(["query_id", "variant"])[cols].astype(float)
+    med["total_ms_median"] = med["planning_ms_median"] + med["execution_ms_median"]
     ref = med.xs(reference, level="variant")
     out = med.div(ref, level="query_id")
     out.columns = [f"{t}_ratio" for t in PARTS]
