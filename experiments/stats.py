@@ -35,6 +35,9 @@ def _spread(values: pd.Series) -> pd.Series:
 def summarize(measurements: pd.DataFrame, unstable_iqr: float) -> pd.DataFrame:
     """One row per (query, variant, window): n, median, q1, q3, iqr and `unstable` per timing,
     and the scan counts."""
+    # A run without one format has none of that format's metric columns (e.g. Iceberg only).
+    absent = [c for c in TIMINGS + COUNTS if c not in measurements.columns]
+    measurements = measurements.assign(**dict.fromkeys(absent, float("nan")))
     ok = measurements[(~measurements["warmup"]) & (measurements["status"] == "ok")]
     groups = ok.groupby(KEYS, sort=False, dropna=False)
     parts = []
