@@ -8,6 +8,7 @@ the dialects differ (explode, lambdas, percentiles, 1-based arrays).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -19,6 +20,8 @@ from datagen.verify import duckdb_connection, parquet_source
 from experiments.measure import result_checksum
 from experiments.windows import QUERIES, Window, load_query
 from icelab import storage
+from icelab.errors import UserError
+from icelab.results import write_json
 
 DUCKDB_QUERIES = QUERIES / "duckdb"
 
@@ -74,6 +77,33 @@ def check(
         agree = len(rec["checksums"]) == 1 and duck in (None, rec["checksums"][0])
         records.append({**rec, "duckdb": duck, "duckdb_error": error, "agree": agree})
     return records
+
+
+def check_run(
+    run_dir: Path,
+    measurements: pd.DataFrame,
+    dataset: Dataset,
+    windows: list[Window],
+    verify: Any,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """`check` with the config's `verify` settings, written to the run's answers.json."""
+    checked = check(measurements, dataset, windows, bool(verify.duckdb), str(verify.duckdb_memory), progress)
+    write_json(run_dir / "answers.json", checked)
+    return checked
+
+
+def raise_if_differ(checked: list[dict[str, Any]], run_dir: Path) -> None:
+    """Fail the run, naming the first (query, window) whose answers differ.
+
+    Raises:
+        UserError: when any answer differs.
+    """
+    bad = next((rec for rec in checked if not rec["agree"]), None)
+    if bad is not None:
+        raise UserError(
+            f"answers differ for {bad['query_id']} {bad['window']}: see {run_dir / 'answers.json'}"
+        )
 
 
 def verdict(checked: list[dict[str, Any]]) -> str:

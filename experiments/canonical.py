@@ -33,7 +33,6 @@ from icelab.config import (
     setup_configs,
 )
 from icelab.errors import UserError
-from icelab.results import write_json
 from plots.canonical import write_charts
 
 PARQUET = "parquet"
@@ -55,8 +54,8 @@ def query_window(query_id: str) -> str:
 
 def _validate(
     ccfg: CanonicalConfig, setups: dict[str, SetupConfig], profiles: dict[str, ProfileConfig]
-) -> list[str]:
-    """Check everything the user typed before Spark starts; return the full query ids."""
+) -> dict[str, str]:
+    """Check everything the user typed before Spark starts; return {query id: its window}."""
     check_setup_profiles(setups, profiles)
     for role in ("initial", "optimized"):
         name = getattr(ccfg, role)
@@ -64,10 +63,7 @@ def _validate(
             raise UserError(
                 f"experiment.{role}='{name}' is not a selected setup (selected: {', '.join(setups)})"
             )
-    ids = query_ids(ccfg.queries)
-    for query_id in ids:
-        query_window(query_id)
-    return ids
+    return {query_id: query_window(query_id) for query_id in query_ids(ccfg.queries)}
 
 
 def plan_check(measurements: pd.DataFrame) -> pd.DataFrame:
@@ -84,13 +80,13 @@ def run(cfg: DictConfig) -> Path:
     """
     ccfg, protocol = canonical_config(cfg), protocol_config(cfg)
     setups, profiles = setup_configs(cfg), profile_configs(cfg)
-    ids = _validate(ccfg, setups, profiles)
+    windows_of = _validate(ccfg, setups, profiles)
     ctx = open_context(cfg)
     built = ctx.dataset()
     ds = built.dataset
     end = dt.datetime.combine(ccfg.end or ds.config.end, dt.time())
     span = dt.timedelta(days=ds.config.span_days)
-    queries = [(q, parse_window(query_window(q), end, span)) for q in ids]
+    queries = [(q, parse_window(w, end, span)) for q, w in windows_of.items()]
     progress = bool(cfg.progress)
     variant_list = setup_variants(ctx.spark, ds, setups, profiles, ccfg.parquet, progress)
     all_cases = query_cases(queries, variant_list, rotate=True)
@@ -116,25 +112,16 @@ def run(cfg: DictConfig) -> Path:
     if protocol.warm_cache:
         recorder.info["page_cache"] = page_cache.warm(ds.uri, progress)
     recorder.record(ctx.spark, all_cases, protocol, base, progress)
+    measurements = pd.DataFrame(recorder.rows)
     windows = list({w.name: w for _, w in queries}.values())
-    checked = answers.check(
-        pd.DataFrame(recorder.rows),
-        ds,
-        windows,
-        bool(cfg.verify.duckdb),
-        str(cfg.verify.duckdb_memory),
-        progress,
-    )
-    write_json(run_dir / "answers.json", checked)
-    agree = all(rec["agree"] for rec in checked)
-    recorder.close("complete", answers_agree=agree)
-    print(finish(run_dir, pd.DataFrame(recorder.rows), protocol.unstable_iqr, ccfg))
+    checked = answers.check_run(run_dir, measurements, ds, windows, cfg.verify, progress)
+    recorder.close("complete", answers_agree=all(rec["agree"] for rec in checked))
+    print(finish(run_dir, measurements, protocol.unstable_iqr, ccfg))
     print(answers.verdict(checked))
-    failed = sum(r["status"] != "ok" for r in recorder.rows)
+    failed = int((measurements["status"] != "ok").sum())
     if failed:
         print(f"failed measurements: {failed} (their errors are in measurements.parquet)")
-    if not agree:
-        raise UserError(f"answers differ: see {run_dir / 'answers.json'}")
+    answers.raise_if_differ(checked, run_dir)
     return run_dir
 
 
@@ -149,8 +136,7 @@ def finish(run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg:
     facts = plan_check(measurements)
     facts.to_csv(run_dir / "plan_check.csv", index=False)
     initial = f"iceberg/{ccfg.initial}"
-    iceberg = summary[summary["format"] == "iceberg"]
-    gains = stats.geomeans(stats.ratios(iceberg, initial), iceberg)
+    gains = stats.gains(summary, initial)
     gains.to_csv(run_dir / "gains.csv", index=False)
     versus = setups = None
     if PARQUET in set(summary["variant"]):

@@ -30,8 +30,6 @@ from icelab.config import (
     profile_configs,
     protocol_config,
 )
-from icelab.errors import UserError
-from icelab.results import write_json
 from plots.planning import write_charts
 
 
@@ -168,12 +166,8 @@ def _finish(
     overhead = measure_overhead(ctx.spark, all_cases, protocol.overhead_window, protocol.overhead_pairs)
     overhead.to_csv(run_dir / "overhead.csv", index=False)
     measurements = pd.DataFrame(recorder.rows)
-    checked = answers.check(
-        measurements, ds, windows, bool(ctx.cfg.verify.duckdb), str(ctx.cfg.verify.duckdb_memory), progress
-    )
-    write_json(run_dir / "answers.json", checked)
-    agree = all(rec["agree"] for rec in checked)
-    recorder.close("complete", answers_agree=agree)
+    checked = answers.check_run(run_dir, measurements, ds, windows, ctx.cfg.verify, progress)
+    recorder.close("complete", answers_agree=all(rec["agree"] for rec in checked))
     summary = stats.summarize(measurements, protocol.unstable_iqr)
     summary.to_csv(run_dir / "summary.csv", index=False)
     growth = stats.growth(summary, *pcfg.ratio)
@@ -182,8 +176,4 @@ def _finish(
     print(report(summary, growth, overhead, pcfg.ratio))
     print(answers.verdict(checked))
     print(f"results: {run_dir} ({len(recorder.rows)} rows; charts: {', '.join(p.name for p in charts)})")
-    if not agree:
-        bad = next(rec for rec in checked if not rec["agree"])
-        raise UserError(
-            f"answers differ for {bad['query_id']} {bad['window']}: see {run_dir / 'answers.json'}"
-        )
+    answers.raise_if_differ(checked, run_dir)

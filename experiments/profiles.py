@@ -103,8 +103,8 @@ def prepare(spark: SparkSession, dataset: Dataset, profile: Profile) -> str:
     return table
 
 
-def expire(spark: SparkSession, table: str) -> int:
-    """Expire every snapshot of a profile copy but its current one; return how many were expired.
+def expire(spark: SparkSession, table: str) -> None:
+    """Expire every snapshot of a profile copy but its current one.
 
     Metadata only (`cleanExpiredFiles(false)`): the copy shares its manifest lists and data
     files with the original table, so deleting what the copy no longer references would break
@@ -114,8 +114,6 @@ def expire(spark: SparkSession, table: str) -> int:
     """
     jvm = spark._jvm
     loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
-    before = spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]
     now_ms = jvm.java.lang.System.currentTimeMillis()
     loaded.expireSnapshots().expireOlderThan(now_ms).retainLast(1).cleanExpiredFiles(False).commit()
     spark.sql(f"REFRESH TABLE {table}")
-    return before - spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0]

@@ -93,6 +93,12 @@ def ratios(summary: pd.DataFrame, reference: str) -> pd.DataFrame:
     return out.reset_index()
 
 
+def gains(summary: pd.DataFrame, initial: str) -> pd.DataFrame:
+    """Per Iceberg variant: geometric means of its ratios to the `initial` variant (gains.csv)."""
+    iceberg = summary[summary["format"] == "iceberg"]
+    return geomeans(ratios(iceberg, initial), iceberg)
+
+
 def _geomean(values: pd.Series) -> float | None:
     values = values.dropna()
     values = values[values > 0]

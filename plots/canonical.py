@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.stats import PARTS, geomeans, ratios
+from experiments.stats import PARTS
+from experiments.stats import gains as stats_gains
 from plots import Chart, chart_cli, chart_files
 from plots.planning import load_summary, reps
 from plots.style import FORMAT_COLORS, PARQUET, finish, plt
@@ -58,7 +59,7 @@ def stacked_chart(summary: pd.DataFrame, run_dir: Path, setup: str, figure: str,
 
 def gains_chart(summary: pd.DataFrame, run: dict, run_dir: Path, initial: str, path: Path) -> list[Path]:
     """Geometric-mean speed-up of each setup over the initial one, for planning, execution, total."""
-    gains = geomeans(ratios(summary, f"iceberg/{initial}"), summary)
+    gains = stats_gains(summary, f"iceberg/{initial}")
     order = {v: i for i, v in enumerate(run.get("variants", {}))}
     gains = gains[gains["variant"] != PARQUET].sort_values("variant", key=lambda c: c.map(order))
     fig, ax = plt.subplots(figsize=(10, 4.5))
