@@ -27,7 +27,7 @@ from datagen.verify import (
     parquet_source,
     spark_checksums,
 )
-from icelab import storage
+from icelab import failpoints, locks, storage
 from icelab.config import EngineConfig
 from icelab.errors import UserError
 from icelab.storage import Storage
@@ -114,8 +114,16 @@ def ensure(
     """
     fs = Storage(spark)
     dataset.register_catalog(spark, engine)
+    # Read under a shared lock, built under an exclusive one: a run never reads a dataset
+    # another run is (re)building, and two runs needing the same new dataset build it once.
+    what, key = f"dataset {dataset.config.name}-{dataset.hash}", locks.key_of(dataset.uri)
+    locks.acquire(key, what, exclusive=force)
     info = None if force else read_marker(spark, dataset)
+    if info is None and not force:
+        locks.acquire(key, what, exclusive=True)
+        info = read_marker(spark, dataset)  # another run may have built it while this one waited
     if info is not None:
+        locks.acquire(key, what, exclusive=False)
         dataset.register_parquet(spark)
         return Built(dataset, True, info)
 
@@ -149,5 +157,7 @@ def ensure(
         "verification": {k: list(v) for k, v in check.totals().items()},
         "build_wall_s": time.perf_counter() - t0,
     }
+    failpoints.point("datagen.before_marker")
     fs.write_text_atomic(dataset.marker_uri, json.dumps(info, indent=2, default=str))
+    locks.acquire(key, what, exclusive=False)
     return Built(dataset, False, info, check)

@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from datagen.dataset import Dataset
 from datagen.generate import generate_batch, partition_columns
+from icelab import failpoints
 
 # Defaults icelab sets on the Iceberg table; dataset.iceberg_properties may override them.
 BASE_TABLE_PROPERTIES = {
@@ -99,6 +100,7 @@ def ingest(spark: SparkSession, dataset: Dataset, progress: bool = True) -> Inge
             .parquet(dataset.parquet_uri)
         )
         t2 = time.perf_counter()
+        failpoints.point("ingest.iceberg_append")  # the kill tests stop here, or inside the append
         df.writeTo(dataset.iceberg_table).append()
         t3 = time.perf_counter()
         df.unpersist()

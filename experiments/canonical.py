@@ -23,6 +23,7 @@ from experiments.protocol import query_cases
 from experiments.recorder import Recorder
 from experiments.variants import check_setup_profiles, setup_variants, table_state
 from experiments.windows import check_window, header, load_query, parse_window, query_ids
+from icelab import run_state
 from icelab.config import (
     CanonicalConfig,
     ProfileConfig,
@@ -72,6 +73,7 @@ def plan_check(measurements: pd.DataFrame) -> pd.DataFrame:
     return ok.drop_duplicates(["query_id", "variant"])[["query_id", "variant", *PLAN_FACTS]]
 
 
+@run_state.tracked
 def run(cfg: DictConfig) -> Path:
     """Measure every (query, variant) for the protocol's rounds; compare, check and chart.
 
@@ -115,7 +117,7 @@ def run(cfg: DictConfig) -> Path:
     measurements = pd.DataFrame(recorder.rows)
     windows = list({w.name: w for _, w in queries}.values())
     checked = answers.check_run(run_dir, measurements, ds, windows, cfg.verify, progress)
-    recorder.close("complete", answers_agree=all(rec["agree"] for rec in checked))
+    recorder.close(answers_agree=all(rec["agree"] for rec in checked))
     print(finish(run_dir, measurements, protocol.unstable_iqr, ccfg))
     print(answers.verdict(checked))
     failed = int((measurements["status"] != "ok").sum())

@@ -4,6 +4,7 @@ Spark session, and its dataset (reused from cache or built)."""
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ from pyspark.sql import SparkSession
 from datagen.build import Built, ensure, verify
 from datagen.dataset import Dataset
 from datagen.verify import Verification
-from icelab import provenance, storage
+from experiments.recorder import recover
+from icelab import locks, provenance, run_state, storage
 from icelab.config import (
     DatasetConfig,
     EngineConfig,
@@ -23,9 +25,12 @@ from icelab.config import (
     engine_config,
     paths_config,
 )
+from icelab.errors import UserError
 from icelab.preflight import check_java
 from icelab.results import new_run_dir, write_config, write_json
 from icelab.session import get_session, session_conf
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -75,16 +80,42 @@ class Context:
         return env
 
     def new_run(self, experiment: str, built: Built | None = None) -> Path:
-        """A results directory holding env.json and the resolved config."""
+        """A results directory holding env.json, the resolved config and run.json (running).
+
+        Runs of killed processes under the same results directory are marked interrupted first
+        (with their measurements recovered), so none is left looking like a live run.
+        """
+        for dead in run_state.reap(Path(self.paths.results_dir)):
+            recover(dead)
+            log.warning("marked %s interrupted: its process ended without closing it", dead)
         run_dir = new_run_dir(self.paths.results_dir, experiment)
+        run_state.start(run_dir, experiment=experiment, task=str(self.cfg.experiment.task))
         write_json(run_dir / "env.json", self.env(built))
         write_config(run_dir / "config.yaml", self.cfg)
         return run_dir
 
 
+def lock_wait(cfg: DictConfig) -> float:
+    """The run's `lock_wait_s`: seconds to wait for a dataset another run builds or rewrites.
+
+    Raises:
+        UserError: for a negative or non-numeric value.
+    """
+    value = cfg.get("lock_wait_s", locks.wait_s)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if seconds < 0:
+        raise UserError(f"lock_wait_s={value!r}: use a number of seconds >= 0 (0: refuse, do not wait)")
+    return seconds
+
+
 def open_context(cfg: DictConfig) -> Context:
     """Validate everything the user typed, then start Spark (the slow part) last."""
     ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
+    locks.wait_s = lock_wait(cfg)
+    locks.owner = f"experiment {cfg.experiment.name} on dataset {ds.name}"
     check_java()
     storage.check_local_writable(storage.to_uri(paths.data_dir), "data directory")
     storage.check_local_writable(storage.to_uri(paths.results_dir), "results directory")

@@ -17,7 +17,7 @@ from pyspark import StorageLevel
 from datagen.build import Built
 from datagen.generate import generate_all, partition_columns
 from experiments.context import Context, open_context
-from icelab import storage
+from icelab import run_state, storage
 from icelab.results import write_json
 from icelab.storage import Storage
 
@@ -97,6 +97,7 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+@run_state.tracked
 def run(cfg: DictConfig) -> None:
     """Build or reuse the dataset, print its summary, store it with provenance."""
     ctx = open_context(cfg)

@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 from experiments.context import open_context
 from experiments.manifest_stats import manifests, partition_counts, statistics
 from experiments.profiles import Profile, prepare
+from icelab import run_state
 from icelab.config import HealthConfig, Threshold, health_config, parse_size, profile_configs
 from icelab.results import write_json
 from plots.health import write_charts
@@ -116,6 +117,7 @@ def _save(run_dir: Path, reports: list[Health]) -> None:
     write_json(run_dir / "report.json", [h.as_json() for h in reports])
 
 
+@run_state.tracked
 def run(cfg: DictConfig) -> Path:
     """Report, optionally rewrite (on a copy) and report again; store and chart.
 

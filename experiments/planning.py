@@ -23,6 +23,7 @@ from experiments.protocol import Case, cases
 from experiments.recorder import Recorder
 from experiments.variants import Variant, settings, table_state, variants
 from experiments.windows import Window, check_window, load_query, parse_window
+from icelab import run_state
 from icelab.config import (
     PlanningConfig,
     ProtocolConfig,
@@ -99,6 +100,7 @@ def _validate_inputs(pcfg: PlanningConfig, protocol: ProtocolConfig) -> None:
         check_window(window)
 
 
+@run_state.tracked
 def run(cfg: DictConfig) -> Path:
     """Measure every (query, window, variant) for the protocol's rounds; store and chart.
 
@@ -167,7 +169,7 @@ def _finish(
     overhead.to_csv(run_dir / "overhead.csv", index=False)
     measurements = pd.DataFrame(recorder.rows)
     checked = answers.check_run(run_dir, measurements, ds, windows, ctx.cfg.verify, progress)
-    recorder.close("complete", answers_agree=all(rec["agree"] for rec in checked))
+    recorder.close(answers_agree=all(rec["agree"] for rec in checked))
     summary = stats.summarize(measurements, protocol.unstable_iqr)
     summary.to_csv(run_dir / "summary.csv", index=False)
     growth = stats.growth(summary, *pcfg.ratio)

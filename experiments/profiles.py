@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 
 from datagen.dataset import Dataset
+from icelab import failpoints, locks
 from icelab.config import ProfileConfig
 
 SIGNATURE = "icelab.profile"
@@ -75,6 +76,12 @@ def prepare(spark: SparkSession, dataset: Dataset, profile: Profile) -> str:
     table = profile_table(dataset, profile)
     if profile.is_original:
         return table
+    # Two runs making the same copy at once would drop and register it under each other.
+    with locks.exclusive(f"{locks.key_of(dataset.uri)}#{table}", f"profile table {table}"):
+        return _prepare(spark, dataset, profile, table)
+
+
+def _prepare(spark: SparkSession, dataset: Dataset, profile: Profile, table: str) -> str:
     source_snapshot = current_snapshot(spark, dataset.iceberg_table)
     signature = f"source={source_snapshot};target={profile.target_bytes}"
     if profile.expire:
@@ -94,6 +101,7 @@ def prepare(spark: SparkSession, dataset: Dataset, profile: Profile) -> str:
             f"ALTER TABLE {table} SET TBLPROPERTIES "
             f"('commit.manifest.target-size-bytes' = '{profile.target_bytes}')"
         )
+        failpoints.point("profile.rewrite")  # the kill tests stop here, or inside the rewrite
         spark.sql(
             f"CALL {dataset.catalog}.system.rewrite_manifests(table => '{short}', use_caching => false)"
         )

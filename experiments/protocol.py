@@ -23,6 +23,7 @@ from tqdm import tqdm
 from experiments.measure import measure
 from experiments.variants import Variant, settings
 from experiments.windows import Window, load_query, render
+from icelab import failpoints
 from icelab.config import ProtocolConfig
 
 
@@ -142,6 +143,7 @@ def run_rounds(
                 with settings(spark, case.variant):
                     measured = measure(spark, case.sql, execute=execute)
                 keep(row_of(case, repetition, warmup, measured))
+                failpoints.point("protocol.measurement")
                 bar.update()
                 if state["stop"]:
                     raise KeyboardInterrupt

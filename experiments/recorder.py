@@ -1,17 +1,17 @@
 """Keeps a run's measurements safe as they arrive.
 
 Each row is appended (and flushed) to `measurements.partial.jsonl` the moment it is measured,
-and `measurements.parquet` is rewritten atomically at the end of every round and when the run
-ends, however it ends. An interrupted run therefore keeps every finished round in the contract's
-format, and every measured row in the JSON lines file.
+and `measurements.parquet` is rewritten atomically at the end of every round and when measuring
+stops, however it stops. An interrupted run therefore keeps every finished round in the
+contract's format, and every measured row in the JSON lines file; `recover` turns those lines
+into measurements.parquet for a run whose process was killed. How the run ended is
+`icelab.run_state`'s business.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,18 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from experiments.protocol import Case, run_rounds
+from icelab import failpoints, run_state
 from icelab.config import ProtocolConfig
 from icelab.contract import MEASUREMENTS, to_table
-from icelab.results import write_json
 
 PARTIAL = "measurements.partial.jsonl"
+
+
+def _write_measurements(run_dir: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = run_dir / f".{MEASUREMENTS}.tmp"
+    pq.write_table(to_table(rows), tmp)
+    failpoints.point("recorder.write")  # written, not yet in place: readers see the previous file
+    os.replace(tmp, run_dir / MEASUREMENTS)
 
 
 class Recorder:
@@ -32,9 +39,9 @@ class Recorder:
     def __init__(self, run_dir: Path, run_info: dict[str, Any]) -> None:
         self.run_dir = run_dir
         self.rows: list[dict[str, Any]] = []
-        self.info = {**run_info, "status": "running", "started_utc": _now()}
+        self.info = dict(run_info)
         self._partial = (run_dir / PARTIAL).open("a")
-        write_json(run_dir / "run.json", self.info)
+        run_state.update(run_dir, **self.info)
 
     def add(self, row: dict[str, Any]) -> None:
         """Keep one measurement row (on disk at once)."""
@@ -43,10 +50,9 @@ class Recorder:
         self._partial.flush()
 
     def flush(self) -> None:
-        """Rewrite measurements.parquet with every row so far (atomically)."""
-        tmp = self.run_dir / f".{MEASUREMENTS}.tmp"
-        pq.write_table(to_table(self.rows), tmp)
-        os.replace(tmp, self.run_dir / MEASUREMENTS)
+        """Rewrite measurements.parquet with every row so far (atomically); count them in run.json."""
+        _write_measurements(self.run_dir, self.rows)
+        run_state.update(self.run_dir, rows=len(self.rows))
 
     def record(
         self,
@@ -58,29 +64,35 @@ class Recorder:
     ) -> None:
         """Measure every case for the protocol's rounds, keeping each row with the run's `base`.
 
-        An interrupted run is closed as such with every row so far and exits with status 130;
-        any other failure closes it as failed and propagates.
+        Every row measured is on disk when this returns or raises (Ctrl-C included).
         """
         try:
             run_rounds(spark, all_cases, protocol, lambda row: self.add(base | row), self.flush, progress)
-        except KeyboardInterrupt:
-            self.close("interrupted")
-            kept = f"kept {len(self.rows)} measurements in {self.run_dir}"
-            print(f"icelab: interrupted: {kept}", file=sys.stderr)
-            raise SystemExit(130) from None
-        except BaseException as exc:
-            self.close("failed", error=repr(exc)[:500])
-            raise
+        finally:
+            self.flush()
 
-    def close(self, status: str, **extra: Any) -> None:
-        """Final flush and run.json with how the run ended (complete, interrupted, failed)."""
+    def close(self, **extra: Any) -> None:
+        """Measuring is over: final flush, the JSON lines file goes, run.json gets `extra`."""
         self.flush()
         self._partial.close()
-        if status == "complete":
-            (self.run_dir / PARTIAL).unlink(missing_ok=True)
-        self.info.update(status=status, rows=len(self.rows), finished_utc=_now(), **extra)
-        write_json(self.run_dir / "run.json", self.info)
+        (self.run_dir / PARTIAL).unlink(missing_ok=True)
+        run_state.update(self.run_dir, **self.info, rows=len(self.rows), **extra)
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+def recover(run_dir: Path) -> int:
+    """Rebuild measurements.parquet from the JSON lines of a run whose process died.
+
+    A line cut short by the kill is dropped. Returns the rows recovered (0: nothing to do).
+    """
+    partial = run_dir / PARTIAL
+    if not partial.is_file():
+        return 0
+    rows = []
+    for line in partial.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    _write_measurements(run_dir, rows)
+    run_state.update(run_dir, rows=len(rows))
+    return len(rows)

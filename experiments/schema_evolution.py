@@ -13,7 +13,6 @@ fails if its verdict and the engine's outcome disagree.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,10 +38,9 @@ from experiments.schema_scenarios import (
     load_table,
     rows,
 )
-from icelab import storage
+from icelab import run_state, storage
 from icelab.config import SchemaEvolutionConfig, schema_evolution_config
 from icelab.errors import UserError
-from icelab.results import write_json
 from icelab.schema_check import HAZARD, REJECTED, SAFE, Column, check, intended_columns, parse_type, worst
 from icelab.session import register_iceberg_catalog
 from plots.schema_table import RECORDS, outcome_table, to_markdown, write_tables
@@ -259,6 +257,7 @@ def _write_records(run_dir: Path, records: list[dict[str, Any]]) -> None:
     tmp.replace(run_dir / RECORDS)
 
 
+@run_state.tracked
 def run(cfg: DictConfig) -> Path:
     """Run the configured scenarios, store one record each, print and store the outcome table.
 
@@ -280,9 +279,6 @@ def run(cfg: DictConfig) -> Path:
     register_iceberg_catalog(spark, catalog, storage.join(scratch, "iceberg"), ctx.engine)
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.lab")
     meta: dict[str, Any] = {
-        "experiment": scfg.name,
-        "status": "running",
-        "started_utc": _now(),
         "scenarios": scfg.scenarios,
         "rows": scfg.rows,
         "commits": scfg.commits,
@@ -290,17 +286,12 @@ def run(cfg: DictConfig) -> Path:
         "catalog": catalog,
         "warehouse": storage.join(scratch, "iceberg"),
     }
-    write_json(run_dir / "run.json", meta)
+    run_state.update(run_dir, **meta)
     records: list[dict[str, Any]] = []
     try:
         for sc in scenarios:
             records.append(run_scenario(spark, sc, catalog, scratch, scfg))
             _write_records(run_dir, records)
-    except BaseException as exc:
-        write_json(
-            run_dir / "run.json", meta | {"status": "failed", "error": repr(exc), "finished_utc": _now()}
-        )
-        raise
     finally:
         if not scfg.keep_tables:
             for sc in scenarios:
@@ -310,18 +301,8 @@ def run(cfg: DictConfig) -> Path:
     frame = pd.DataFrame(records)
     counts = frame.engine_outcome.value_counts().to_dict()
     disagree = frame.scenario[~frame.agree].tolist()
-    write_json(
-        run_dir / "run.json",
-        meta
-        | {
-            # "complete" only when every verdict matches the engine: the run's own check passed.
-            "status": "failed" if disagree else "complete",
-            "finished_utc": _now(),
-            "outcomes": counts,
-            "agree": len(frame) - len(disagree),
-            "disagree": disagree,
-        },
-    )
+    # A disagreement raises below, so the run ends "failed": its own check did not pass.
+    run_state.update(run_dir, outcomes=counts, agree=len(frame) - len(disagree), disagree=disagree)
     print(to_markdown(outcome_table(frame)))
     print(
         f"schema_evolution: {len(frame)} scenarios, {counts}; checker agrees with the engine on "
@@ -330,7 +311,3 @@ def run(cfg: DictConfig) -> Path:
     if disagree:
         raise UserError(f"checker and engine disagree on {', '.join(disagree)}: see {run_dir / RECORDS}")
     return run_dir
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

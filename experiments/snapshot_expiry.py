@@ -30,6 +30,7 @@ from experiments.context import open_context
 from experiments.measure import measure
 from experiments.profiles import current_metadata_file
 from experiments.windows import check_window, load_query, parse_window, render
+from icelab import run_state
 from icelab.config import ExpiryConfig, expiry_config
 from icelab.errors import UserError
 from icelab.results import write_json
@@ -119,6 +120,7 @@ def replay(
     return points
 
 
+@run_state.tracked
 def run(cfg: DictConfig) -> Path:
     """Replay, measure, expire, measure; check rows and checksum; store and chart.
 

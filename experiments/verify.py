@@ -6,10 +6,12 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from experiments.context import open_context
+from icelab import run_state
 from icelab.errors import UserError
 from icelab.results import write_json
 
 
+@run_state.tracked
 def run(cfg: DictConfig) -> None:
     """Verify the configured dataset (building it first if needed)."""
     ctx = open_context(cfg)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import mannwhitneyu
+from scipy.stats import false_discovery_control, mannwhitneyu
 
 from icelab.contract import read_measurements
 from icelab.runs import Run, find_run
@@ -72,9 +72,27 @@ def verdict(n_a: int, n_b: int, change: float, p: float, alpha: float, min_chang
     return NO_CHANGE
 
 
-def compare(a: pd.DataFrame, b: pd.DataFrame, alpha: float = 0.05, min_change: float = 0.10) -> pd.DataFrame:
+def adjust(p_values: np.ndarray, correction: str) -> np.ndarray:
+    """p-values corrected for testing many cells at once: `bh` (Benjamini-Hochberg, the false
+    discovery rate over the cells) or `none`."""
+    if correction == "none" or len(p_values) == 0:
+        return p_values
+    return false_discovery_control(p_values, method="bh")
+
+
+def compare(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    alpha: float = 0.05,
+    min_change: float = 0.10,
+    correction: str = "bh",
+) -> pd.DataFrame:
     """One row per (query, variant, window, timing): sizes, medians, relative change (b over a,
-    positive = slower), p-value and verdict."""
+    positive = slower), p-value, p-value adjusted over every testable cell, and verdict.
+
+    Dozens of cells are tested at once; without a correction, 5% of unchanged cells would be
+    flagged at alpha 0.05 by chance alone.
+    """
     a, b = measured(a), measured(b)
     groups_a = dict(tuple(a.groupby(KEYS, sort=False)))
     groups_b = dict(tuple(b.groupby(KEYS, sort=False)))
@@ -100,10 +118,18 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, alpha: float = 0.05, min_change: f
                     "change": change,
                     "p_value": p,
                     "min_p": min_p(len(va), len(vb)),
-                    "verdict": verdict(len(va), len(vb), change, p, alpha, min_change),
                 }
             )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(
+        rows, columns=[*KEYS, "timing", "n_a", "n_b", "median_a", "median_b", "change", "p_value", "min_p"]
+    )
+    testable = (table["n_a"] > 0) & (table["n_b"] > 0) & (table["min_p"] < alpha)
+    table["p_adjusted"] = table["p_value"]
+    table.loc[testable, "p_adjusted"] = adjust(table.loc[testable, "p_value"].to_numpy(float), correction)
+    table["verdict"] = [
+        verdict(r.n_a, r.n_b, r.change, r.p_adjusted, alpha, min_change) for r in table.itertuples()
+    ]
+    return table
 
 
 def _flatten(tree: object, prefix: str = "") -> dict[str, object]:
@@ -153,10 +179,12 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
         view = shown.assign(
             change=shown["change"].map(lambda c: f"{c:+.1%}"),
             p_value=shown["p_value"].map(lambda p: f"{p:.3g}"),
+            p_adjusted=shown["p_adjusted"].map(lambda p: f"{p:.3g}"),
             median_a=shown["median_a"].map(lambda v: f"{v:,.1f}"),
             median_b=shown["median_b"].map(lambda v: f"{v:,.1f}"),
         )
-        cols = [*KEYS, "timing", "n_a", "n_b", "median_a", "median_b", "change", "p_value", "verdict"]
+        cols = [*KEYS, "timing", "n_a", "n_b", "median_a", "median_b", "change", "p_value", "p_adjusted"]
+        cols.append("verdict")
         lines.append(view[cols].to_string(index=False))
     counts = table["verdict"].value_counts()
     order = [REGRESSION, IMPROVEMENT, NO_CHANGE, TOO_FEW, MISSING]
@@ -182,6 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test")
     p.add_argument("--min-change", type=float, default=0.10, help="smallest relative change flagged")
+    p.add_argument(
+        "--correction",
+        choices=["bh", "none"],
+        default="bh",
+        help="multiple-testing correction over the cells (bh: Benjamini-Hochberg false discovery rate)",
+    )
     p.add_argument("--out", type=Path, help="CSV file (default: results/comparisons/<a>_vs_<b>.csv)")
     p.add_argument("--all", action="store_true", help="print every row, not only the flagged ones")
     args = p.parse_args(argv)
@@ -190,9 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2
-    table = compare(read_measurements(a.path), read_measurements(b.path), args.alpha, args.min_change)
+    table = compare(
+        read_measurements(a.path), read_measurements(b.path), args.alpha, args.min_change, args.correction
+    )
     print(f"compare: a = {a.experiment}/{a.run_id}, b = {b.experiment}/{b.run_id}")
-    print(f"  flag when p < {args.alpha} (Mann-Whitney U, two-sided) and |change| >= {args.min_change:.0%}")
+    how = "Benjamini-Hochberg adjusted " if args.correction == "bh" else ""
+    print(
+        f"  flag when the {how}p < {args.alpha} (Mann-Whitney U, two-sided) "
+        f"and |change| >= {args.min_change:.0%}"
+    )
     for note in differences(a, b):
         print(f"warning: {note}")
     print(report(table, args.alpha, args.all))

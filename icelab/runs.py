@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from icelab import run_state
+
 # Tasks that write no run.json: their last file marks a run that finished.
 FINAL_FILES = {"manifest_health": "report.json", "snapshot_expiry": "expiry.json"}
 
@@ -25,7 +27,7 @@ class Run:
     path: Path
     experiment: str  # the directory it sits in: manifest_8mb, canonical, ...
     task: str  # experiment.task of its config: planning, canonical, ...
-    status: str  # run.json's status; for tasks without one, complete when their last file exists
+    status: str  # run.json's status (icelab.run_state); without one, complete when the last file exists
 
     @property
     def run_id(self) -> str:
@@ -59,7 +61,7 @@ def read_run(path: Path) -> Run | None:
         return None
     run = Run(path, path.parent.name, "", "")
     task = (run.config().get("experiment") or {}).get("task") or run.experiment
-    status = run.meta().get("status")
+    status = run_state.status(path)  # a killed run's "running" reads "abandoned"
     if status is None:
         final = FINAL_FILES.get(task)
         status = "complete" if final and (path / final).is_file() else "unknown"

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from icelab import locks
 from icelab.config import EngineConfig, flatten
 from icelab.preflight import check_java, iceberg_jar
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 LOG4J = Path(__file__).with_name("log4j2.properties")
+JDO_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
 
 # Settings every run needs whatever the engine: results and checksums depend on them.
 FIXED_CONF = {
@@ -40,6 +43,32 @@ def session_conf(engine: EngineConfig) -> dict[str, str]:
     return conf
 
 
+def metastore_conf(conf: dict[str, str]) -> dict[str, str]:
+    """Settings that keep Spark's Hive catalog from sharing one embedded Derby database.
+
+    Embedded Derby admits one JVM per database directory; the second run would die in a Derby
+    stack trace. With `catalogImplementation=hive` and no metastore service or JDBC URL given,
+    each session gets a Derby database of its own in a temporary directory (icelab registers the
+    Parquet table in every session anyway). A user-given embedded Derby URL is locked instead,
+    so a second run waits for the first with a clear message.
+    """
+    if conf.get("spark.sql.catalogImplementation") != "hive" or "spark.hadoop.hive.metastore.uris" in conf:
+        return {}
+    url = conf.get(JDO_URL)
+    if url is None:
+        home = tempfile.mkdtemp(prefix="icelab-metastore-")
+        java_options = conf["spark.driver.extraJavaOptions"]
+        return {
+            JDO_URL: f"jdbc:derby:;databaseName={home}/metastore_db;create=true",
+            "spark.sql.warehouse.dir": f"{home}/warehouse",
+            # derby.log goes to derby.system.home, not the working directory.
+            "spark.driver.extraJavaOptions": f"{java_options} -Dderby.system.home={home}",
+        }
+    if url.startswith("jdbc:derby:") and not url.startswith("jdbc:derby://"):
+        locks.acquire(url, f"the embedded Derby metastore {url} (one JVM at a time)", exclusive=True)
+    return {}
+
+
 def get_session(engine: EngineConfig) -> SparkSession:
     """Start (or reuse, within one process) the run's Spark session.
 
@@ -47,8 +76,10 @@ def get_session(engine: EngineConfig) -> SparkSession:
         UserError: when Java or the Iceberg jar is missing.
     """
     check_java()
+    conf = session_conf(engine)
+    conf.update(metastore_conf(conf))
     builder = SparkSession.builder
-    for key, value in session_conf(engine).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(engine.log_level)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -87,7 +88,37 @@ def test_too_few_repetitions_is_said_not_hidden():
     assert reps_needed(0.05) == 4
     table = compare(frame(reps=3), frame({"q2": 3.0}, reps=3))
     assert set(table["verdict"]) == {TOO_FEW}  # even a 3x change: p cannot go below 0.1
-    assert set(compare(frame(reps=4), frame({"q2": 3.0}, reps=4))["verdict"]) == {NO_CHANGE, REGRESSION}
+    four = compare(frame(reps=4), frame({"q2": 3.0}, reps=4), correction="none")
+    assert set(four["verdict"]) == {NO_CHANGE, REGRESSION}
+    # 4 vs 4 gives p >= 0.029 at best: over 12 cells the false-discovery correction wants more.
+    assert set(compare(frame(reps=4), frame({"q2": 3.0}, reps=4))["verdict"]) == {NO_CHANGE}
+
+
+def test_the_correction_keeps_chance_from_flagging_unchanged_cells():
+    """200 cells, both runs drawn from one distribution: uncorrected, about 5% are 'significant'."""
+    rng = np.random.default_rng(7)
+
+    def noise() -> pd.DataFrame:
+        values = rng.lognormal(mean=5, sigma=0.3, size=(200, 10))
+        return pd.DataFrame(
+            dict(
+                query_id=f"q{i}",
+                variant="v",
+                window="1d",
+                repetition=r,
+                warmup=False,
+                status="ok",
+                planning_ms=values[i, r],
+                execution_ms=None,
+                total_ms=None,
+            )
+            for i in range(200)
+            for r in range(10)
+        )
+
+    a, b = noise(), noise()
+    assert len(flagged(compare(a, b, min_change=0.0, correction="none"))) >= 3
+    assert flagged(compare(a, b, min_change=0.0)) == set()
 
 
 def test_a_case_only_one_run_has_is_missing():
