@@ -86,8 +86,8 @@ def open_context(cfg: DictConfig) -> Context:
     """Validate everything the user typed, then start Spark (the slow part) last."""
     ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
     check_java()
-    storage.check_local_writable(storage.to_uri(paths.data_dir), "data directory")
-    storage.check_local_writable(storage.to_uri(paths.results_dir), "results directory")
+    for key, path in (("paths.data_dir", paths.data_dir), ("paths.results_dir", paths.results_dir)):
+        storage.check_local_dir(storage.to_uri(path), key, paths.min_free_gb)
     return Context(cfg, ds, engine, paths, get_session(engine))
 
 
