@@ -11,7 +11,7 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from icelab.cli import check_choices, one_line_errors
+from icelab.cli import check_choices, check_overrides, one_line_errors
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
@@ -35,4 +35,5 @@ if __name__ == "__main__":
     logging.getLogger("py4j").setLevel(logging.WARNING)
     with one_line_errors():
         check_choices(sys.argv[1:])
+        check_overrides(sys.argv[1:])
     main()

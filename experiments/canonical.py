@@ -10,7 +10,6 @@ plan_check.csv (what reached the scans), answers.json and the charts.
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,14 @@ from experiments.context import open_context
 from experiments.protocol import query_cases
 from experiments.recorder import Recorder
 from experiments.variants import check_setup_profiles, setup_variants, table_state
-from experiments.windows import check_window, header, load_query, parse_window, query_ids
+from experiments.windows import check_window, header, load_query, query_ids, window_in_data
 from icelab import run_state
 from icelab.config import (
     CanonicalConfig,
     ProfileConfig,
     SetupConfig,
     canonical_config,
+    dataset_config,
     profile_configs,
     protocol_config,
     setup_configs,
@@ -83,12 +83,15 @@ def run(cfg: DictConfig) -> Path:
     ccfg, protocol = canonical_config(cfg), protocol_config(cfg)
     setups, profiles = setup_configs(cfg), profile_configs(cfg)
     windows_of = _validate(ccfg, setups, profiles)
+    # A query's window is part of the query: one longer than the whole data reads all of it.
+    dcfg = dataset_config(cfg)
+    queries = [
+        (q, window_in_data(w, ccfg.end, dcfg, longer_ok=True, what=f"query {q}: "))
+        for q, w in windows_of.items()
+    ]
     ctx = open_context(cfg)
     built = ctx.dataset()
     ds = built.dataset
-    end = dt.datetime.combine(ccfg.end or ds.config.end, dt.time())
-    span = dt.timedelta(days=ds.config.span_days)
-    queries = [(q, parse_window(w, end, span)) for q, w in windows_of.items()]
     progress = bool(cfg.progress)
     variant_list = setup_variants(ctx.spark, ds, setups, profiles, ccfg.parquet, progress)
     all_cases = query_cases(queries, variant_list, rotate=True)

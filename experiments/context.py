@@ -117,8 +117,8 @@ def open_context(cfg: DictConfig) -> Context:
     locks.wait_s = lock_wait(cfg)
     locks.owner = f"experiment {cfg.experiment.name} on dataset {ds.name}"
     check_java()
-    storage.check_local_writable(storage.to_uri(paths.data_dir), "data directory")
-    storage.check_local_writable(storage.to_uri(paths.results_dir), "results directory")
+    for key, path in (("paths.data_dir", paths.data_dir), ("paths.results_dir", paths.results_dir)):
+        storage.check_local_dir(storage.to_uri(path), key, paths.min_free_gb)
     return Context(cfg, ds, engine, paths, get_session(engine))
 
 

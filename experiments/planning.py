@@ -8,7 +8,6 @@ charts. An interrupted run keeps every finished round.
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,13 @@ from experiments.measure import overhead_pairs
 from experiments.protocol import Case, cases
 from experiments.recorder import Recorder
 from experiments.variants import Variant, settings, table_state, variants
-from experiments.windows import Window, check_window, load_query, parse_window
+from experiments.windows import Window, check_window, load_query, window_in_data
 from icelab import run_state
 from icelab.config import (
+    DatasetConfig,
     PlanningConfig,
     ProtocolConfig,
+    dataset_config,
     planning_config,
     profile_configs,
     protocol_config,
@@ -93,11 +94,13 @@ def report(
     return "\n".join(lines)
 
 
-def _validate_inputs(pcfg: PlanningConfig, protocol: ProtocolConfig) -> None:
+def _validate_inputs(pcfg: PlanningConfig, protocol: ProtocolConfig, dataset: DatasetConfig) -> list[Window]:
+    """Check the queries and windows before Spark starts; return the windows."""
     for query in pcfg.queries:
         load_query(query)
-    for window in [*pcfg.windows, protocol.overhead_window]:
-        check_window(window)
+    check_window(protocol.overhead_window)
+    # A window's length is what this experiment varies: one longer than the data is an error.
+    return [window_in_data(w, pcfg.end, dataset) for w in pcfg.windows]
 
 
 @run_state.tracked
@@ -109,12 +112,10 @@ def run(cfg: DictConfig) -> Path:
     """
     pcfg, protocol = planning_config(cfg), protocol_config(cfg)
     profiles = profile_configs(cfg)
-    _validate_inputs(pcfg, protocol)
+    windows = _validate_inputs(pcfg, protocol, dataset_config(cfg))
     ctx = open_context(cfg)
     built = ctx.dataset()
     ds = built.dataset
-    end = dt.datetime.combine(pcfg.end or ds.config.end, dt.time())
-    windows = [parse_window(w, end) for w in pcfg.windows]
     progress = bool(cfg.progress)
     variant_list = variants(ctx.spark, ds, profiles, pcfg.parquet, progress)
     all_cases = cases(pcfg.queries, windows, variant_list)

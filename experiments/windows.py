@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from icelab.config import DatasetConfig, window_length
 from icelab.errors import UserError
 
 QUERIES = Path(__file__).resolve().parent.parent / "queries"
-_UNITS = {"h": dt.timedelta(hours=1), "d": dt.timedelta(days=1)}
 
 
 @dataclass(frozen=True)
@@ -47,13 +47,58 @@ def parse_window(name: str, end: dt.datetime, span: dt.timedelta | None = None) 
     Raises:
         UserError: for anything but a positive whole number of hours or days, or `full`.
     """
-    if name == FULL:
-        return Window(name, end - (span or dt.timedelta(0)), end)
-    match = re.fullmatch(r"(\d+)([hd])", name)
-    if not match or int(match.group(1)) <= 0:
-        raise UserError(f"bad window '{name}': use a positive number of hours or days (1h, 7d) or 'full'")
-    length = int(match.group(1)) * _UNITS[match.group(2)]
-    return Window(name, end - length, end)
+    try:
+        length = window_length(name)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return Window(name, end - (length or span or dt.timedelta(0)), end)
+
+
+def data_range(dataset: DatasetConfig) -> tuple[dt.datetime, dt.datetime]:
+    """[first day, end) of a dataset as configured: every event is stamped inside it.
+
+    Late rows arrive in later commits, but their timestamps stay inside the span, so this
+    needs no data.
+    """
+    end = dt.datetime.combine(dataset.end, dt.time())
+    return end - dt.timedelta(days=dataset.span_days), end
+
+
+def _when(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%d" if t.time() == dt.time() else "%Y-%m-%d %H:%M")
+
+
+def window_in_data(
+    name: str, end: dt.date | None, dataset: DatasetConfig, longer_ok: bool = False, what: str = ""
+) -> Window:
+    """The window `name` ending at `end` (default: the data's end), checked to lie inside the data.
+
+    `full` is the data from its first day to `end`. A window starting before the first day would
+    silently count fewer days than its name says, so it is an error, unless `longer_ok` and it is
+    at least as long as the whole data: it then reads all of it (a canonical query's quarter on
+    tiny's 60 days).
+
+    Raises:
+        UserError: naming the window, its range and the data's range.
+    """
+    first, last = data_range(dataset)
+    stop = dt.datetime.combine(end, dt.time()) if end else last
+    window = parse_window(name, stop, stop - first)
+    where = f"{what}window {name} [{_when(window.start)}, {_when(window.end)})"
+    data = f"dataset {dataset.name} spans [{_when(first)}, {_when(last)})"
+    if window.end > last:
+        raise UserError(f"{where} ends after the data: {data}; experiment.end may be at most {_when(last)}")
+    if window.end <= first:
+        raise UserError(f"{where} lies before the data: {data}; experiment.end must be after {_when(first)}")
+    day = dt.timedelta(days=1)
+    if window.start < first and not (longer_ok and window.end - window.start >= last - first):
+        inside, length = (window.end - first) / day, (window.end - window.start) / day
+        fix = f"windows up to {(window.end - first) // day}d, 'full', " if not longer_ok else ""
+        raise UserError(
+            f"{where} starts before the data's first day: {data}, so it would count only {inside:g} "
+            f"of its {length:g} days; use {fix}a later experiment.end or a longer dataset.span_days"
+        )
+    return window
 
 
 def check_window(name: str) -> None:

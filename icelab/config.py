@@ -7,13 +7,40 @@ the key, the value and what is accepted.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from omegaconf import DictConfig, OmegaConf
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from icelab.errors import UserError
+
+WINDOW_RULE = "use a positive number of hours or days (1h, 7d) or 'full'"
+_UNITS = {"h": dt.timedelta(hours=1), "d": dt.timedelta(days=1)}
+
+
+def window_length(name: str) -> dt.timedelta | None:
+    """The length of a window name (`1h`, `7d`, `180d`); None for `full`, the data's whole span.
+
+    Raises:
+        ValueError: for anything but a positive whole number of hours or days, or `full`.
+    """
+    if name == "full":
+        return None
+    match = re.fullmatch(r"(\d+)([hd])", name)
+    if not match or int(match.group(1)) <= 0:
+        raise ValueError(f"bad window '{name}': {WINDOW_RULE}")
+    return int(match.group(1)) * _UNITS[match.group(2)]
+
+
+def _window_name(name: str) -> str:
+    window_length(name)
+    return name
+
+
+# A window name, checked where it is typed: before any rule that compares windows.
+WindowName = Annotated[str, AfterValidator(_window_name)]
 
 
 class _Strict(BaseModel):
@@ -125,7 +152,7 @@ class ProtocolConfig(_Strict):
     executions: int = Field(ge=0, description="measured rounds that also run the query to completion")
     unstable_iqr: float = Field(gt=0, description="flag a median when IQR / median exceeds this")
     overhead_pairs: int = Field(ge=0, description="measure() vs plain collect pairs per variant and query")
-    overhead_window: str
+    overhead_window: WindowName
     warm_cache: bool = Field(description="read the dataset's local files once before measuring")
 
     @model_validator(mode="after")
@@ -142,9 +169,9 @@ class PlanningConfig(_Strict):
     task: Literal["planning"]
     parquet: bool = Field(description="include the plain Parquet table as a variant")
     queries: list[str] = Field(min_length=1)
-    windows: list[str] = Field(min_length=1)
+    windows: list[WindowName] = Field(min_length=1)
     end: dt.date | None = Field(default=None, description="windows end at this UTC midnight")
-    ratio: tuple[str, str] = Field(description="planning growth: median(first) / median(second)")
+    ratio: tuple[WindowName, WindowName] = Field(description="growth: median(first) / median(second)")
 
     @model_validator(mode="after")
     def _ratio(self) -> PlanningConfig:
@@ -232,7 +259,7 @@ class ExpiryConfig(_Strict):
     task: Literal["snapshot_expiry"]
     commits_per_day: int = Field(gt=0, description="commits per simulated day (the dataset's batches)")
     retain_days: int = Field(gt=0, description="expire snapshots older than this many simulated days")
-    probe_window: str = Field(description="planning probe: count_window over this window")
+    probe_window: WindowName = Field(description="planning probe: count_window over this window")
     probe_repetitions: int = Field(gt=0)
     keep_table: bool = Field(
         description="keep the scratch table after the run (it is dropped with its files)"
@@ -262,6 +289,7 @@ class PathsConfig(_Strict):
 
     data_dir: str = Field(min_length=1)
     results_dir: str = Field(min_length=1)
+    min_free_gb: float = Field(ge=0, description="least free space on a local data or results disk")
 
 
 def flatten(conf: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -285,15 +313,19 @@ def _as_dict(cfg: DictConfig, key: str) -> dict[str, Any]:
     node = OmegaConf.select(cfg, key)
     if node is None:
         raise UserError(f"config has no '{key}' section")
+    if not isinstance(node, DictConfig):
+        raise UserError(f"invalid config: {key}={node!r}: expected a section of keys, as in conf/")
     return OmegaConf.to_container(node, resolve=True)  # type: ignore[return-value]
 
 
 def _one_line(section: str, exc: ValidationError, raw: dict[str, Any]) -> str:
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    # Name the key as typed: a list item's error shows the whole list (`windows=['0h']`).
+    parts = list(itertools.takewhile(lambda part: isinstance(part, str), err["loc"]))
+    loc = ".".join(parts)
     if loc:
         value = raw
-        for part in err["loc"]:
+        for part in parts:
             value = value.get(part) if isinstance(value, dict) else None
         return f"invalid config: {section}.{loc}={value!r}: {err['msg'].removeprefix('Value error, ')}"
     return f"invalid config: {section}: {err['msg'].removeprefix('Value error, ')}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import os
 import re
 import shutil
@@ -46,8 +48,27 @@ def check_java() -> int:
     java = java_executable()
     major = java_major_version(java)
     if major not in SUPPORTED_JAVA:
-        raise UserError(f"Java {major} at {java} is not supported by Spark 3.5 here; install Java 17")
+        supported = ", ".join(map(str, SUPPORTED_JAVA))
+        raise UserError(f"Java {major} at {java} is not supported (supported: {supported}); install Java 17")
     return major
+
+
+RUNTIME_JAR = r"iceberg-spark-runtime-(\d+\.\d+)_(\d+\.\d+)-.+\.jar"
+
+
+def pyspark_build() -> tuple[str, str]:
+    """Spark and Scala major.minor of the installed PySpark, read from its spark-core jar.
+
+    Raises:
+        UserError: when PySpark or its jars are missing.
+    """
+    spec = importlib.util.find_spec("pyspark")
+    jars = Path(spec.origin).parent / "jars" if spec and spec.origin else None
+    for jar in sorted(jars.glob("spark-core_*.jar")) if jars else []:
+        match = re.fullmatch(r"spark-core_(\d+\.\d+)-(\d+\.\d+)\..*\.jar", jar.name)
+        if match:
+            return match.group(2), match.group(1)
+    raise UserError("PySpark and its jars are not installed (pip install -e .)")
 
 
 def iceberg_jar(name: str) -> Path:
@@ -55,12 +76,31 @@ def iceberg_jar(name: str) -> Path:
 
     Args:
         name: jar file name, from `engine.iceberg_jar`.
+
+    Raises:
+        UserError: when the jar is missing, is not a runtime jar, or is built for another Spark
+            or Scala than the installed PySpark; the message lists the jars that fit.
     """
     try:
-        from snowpark_connect_deps_iceberg import get_jar_path
+        from snowpark_connect_deps_iceberg import get_jars_dir, list_jars
     except ImportError as exc:
         raise UserError("snowpark-connect-deps-iceberg is not installed (pip install -e .)") from exc
+    spark, scala = pyspark_build()
+    package = f"snowpark-connect-deps-iceberg=={importlib.metadata.version('snowpark-connect-deps-iceberg')}"
     try:
-        return Path(get_jar_path(name))
-    except (FileNotFoundError, RuntimeError) as exc:
-        raise UserError(f"Iceberg jar '{name}' not found in snowpark-connect-deps-iceberg==1.0.2") from exc
+        builds = {jar.name: re.fullmatch(RUNTIME_JAR, jar.name) for jar in list_jars()}
+    except RuntimeError as exc:  # the package's own check: its jars directory is missing
+        raise UserError(f"{package} is installed without its jars ({exc}); reinstall it") from None
+    fits = [jar for jar, m in builds.items() if m and m.groups() == (spark, scala)]
+    accepted = f"engine.iceberg_jar accepts: {', '.join(fits) or f'none in {package}'}"
+    build = re.fullmatch(RUNTIME_JAR, name)
+    if build and build.groups() != (spark, scala):
+        raise UserError(
+            f"Iceberg jar '{name}' is built for Spark {build[1]} / Scala {build[2]}, but PySpark "
+            f"here is Spark {spark} / Scala {scala} ({accepted})"
+        )
+    if name not in builds:
+        raise UserError(f"Iceberg jar '{name}' not found in {package} ({accepted})")
+    if not build:
+        raise UserError(f"'{name}' is not an Iceberg Spark runtime jar ({accepted})")
+    return get_jars_dir() / name

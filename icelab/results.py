@@ -7,6 +7,7 @@ Every file is written to a temporary name and renamed, so a reader never sees ha
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import uuid
@@ -30,10 +31,23 @@ def new_run_dir(results_dir: str, experiment: str) -> Path:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write a text file via a temporary sibling and a rename."""
+    """Write a text file via a temporary sibling and a rename.
+
+    Raises:
+        UserError: when the disk is full (the partial temporary file is removed).
+    """
     tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise UserError(
+            f"no space left on the device holding '{path.parent}' while writing {path.name}; "
+            "free some space or give another paths.results_dir"
+        ) from None
 
 
 def write_json(path: Path, data: Any) -> None:

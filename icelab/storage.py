@@ -6,7 +6,9 @@ is given as a URI (hdfs://, s3a://, abfss://) in config.
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import uuid
 from dataclasses import dataclass
 from urllib.parse import urlparse
@@ -34,14 +36,21 @@ def local_path(uri: str) -> str | None:
     return parsed.path if parsed.scheme == "file" else None
 
 
-def check_local_writable(uri: str, what: str) -> None:
-    """Fail with one line when a local directory cannot be created or written.
+def check_local_dir(uri: str, key: str, min_free_gb: float) -> None:
+    """Fail with one line when a local directory is a file, cannot be written or lacks space.
 
     Remote URIs are checked by their file system when Spark first writes there.
+
+    Args:
+        uri: the directory, as `to_uri` gives it.
+        key: the setting it came from (`paths.data_dir`), named in the message.
+        min_free_gb: least free space, in GB (10^9 bytes), on the directory's disk.
     """
     path = local_path(uri)
     if path is None:
         return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UserError(f"{key}='{path}' is a file, not a directory; give a directory")
     probe = os.path.join(path, f".icelab-probe-{uuid.uuid4().hex}")
     try:
         os.makedirs(path, exist_ok=True)
@@ -49,7 +58,18 @@ def check_local_writable(uri: str, what: str) -> None:
             fh.write("ok")
         os.remove(probe)
     except OSError as exc:
-        raise UserError(f"{what} '{path}' is not writable: {exc.strerror or exc}") from None
+        # A full disk fails the probe before the free-space threshold is reached: say which.
+        if exc.errno == errno.ENOSPC:
+            why = "is on a full disk; free some space or give another directory"
+        else:
+            why = f"is not writable ({exc.strerror or exc}); give a writable directory"
+        raise UserError(f"{key}='{path}' {why}") from None
+    free_gb = shutil.disk_usage(path).free / 1e9
+    if free_gb < min_free_gb:
+        raise UserError(
+            f"{key}='{path}' has {free_gb:.2f} GB free, below paths.min_free_gb={min_free_gb:g}; "
+            "free some space, give another directory or lower paths.min_free_gb"
+        )
 
 
 @dataclass(frozen=True)

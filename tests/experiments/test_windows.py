@@ -8,7 +8,8 @@ import datetime as dt
 import pytest
 
 from experiments.measure import measure
-from experiments.windows import header, load_query, parse_window, render
+from experiments.windows import header, load_query, parse_window, render, window_in_data
+from icelab.config import dataset_config
 from icelab.errors import UserError
 
 END = dt.datetime(2026, 6, 30)
@@ -33,6 +34,26 @@ def test_full_window_is_the_data_span():
     w = parse_window("full", END, dt.timedelta(days=60))
     assert (w.start, w.end) == (dt.datetime(2026, 5, 1), END)
     assert w.params["date_from"] == "2026-05-01" and w.params["date_to"] == "2026-06-29"
+
+
+def test_a_window_as_long_as_the_data_fits(compose_cfg):
+    w = window_in_data("180d", None, dataset_config(compose_cfg("dataset=small")))
+    assert (w.start, w.end) == (dt.datetime(2026, 1, 1), END)
+
+
+def test_full_runs_from_the_first_day_to_an_earlier_end(compose_cfg):
+    w = window_in_data("full", dt.date(2026, 6, 1), dataset_config(compose_cfg("dataset=tiny")))
+    assert (w.start, w.end) == (dt.datetime(2026, 5, 1), dt.datetime(2026, 6, 1))
+
+
+def test_a_query_window_longer_than_the_data_reads_all_of_it(compose_cfg):
+    tiny = dataset_config(compose_cfg("dataset=tiny"))
+    w = window_in_data("90d", None, tiny, longer_ok=True)  # q21's quarter on tiny's 60 days
+    assert (w.start, w.end) == (dt.datetime(2026, 4, 1), END)
+    with pytest.raises(UserError, match=r"window 90d \[2026-04-01, 2026-06-30\) starts before"):
+        window_in_data("90d", None, tiny)
+    with pytest.raises(UserError, match="would count only 19 of its 30 days; use a later experiment.end"):
+        window_in_data("30d", dt.date(2026, 5, 20), tiny, longer_ok=True)
 
 
 def test_header_reads_the_leading_comment_fields():
