@@ -34,6 +34,7 @@ from icelab.config import (
     setup_configs,
 )
 from icelab.errors import UserError
+from icelab.results import write_csv
 from plots.canonical import write_charts
 
 PARQUET = "parquet"
@@ -137,18 +138,18 @@ def finish(run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg:
     summary = summary.sort_values(
         ["query_id", "variant"], key=lambda c: c.map(order) if c.name == "variant" else c
     )
-    summary.to_csv(run_dir / "summary.csv", index=False)
+    write_csv(run_dir / "summary.csv", summary)
     facts = plan_check(measurements)
-    facts.to_csv(run_dir / "plan_check.csv", index=False)
+    write_csv(run_dir / "plan_check.csv", facts)
     initial = f"iceberg/{ccfg.initial}"
     gains = stats.gains(summary, initial)
-    gains.to_csv(run_dir / "gains.csv", index=False)
+    write_csv(run_dir / "gains.csv", gains)
     versus = setups = None
     if PARQUET in set(summary["variant"]):
         versus = stats.ratios(summary, PARQUET)
-        versus.to_csv(run_dir / "versus_parquet.csv", index=False)
+        write_csv(run_dir / "versus_parquet.csv", versus)
         setups = stats.geomeans(versus[versus["variant"] != PARQUET], summary)
-        setups.to_csv(run_dir / "setups.csv", index=False)
+        write_csv(run_dir / "setups.csv", setups)
     charts = write_charts(run_dir)
     lines = [report_queries(summary, facts, ccfg), ""]
     if setups is not None:

@@ -8,7 +8,6 @@ report.json, env.json, config.yaml and two charts.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from experiments.manifest_stats import manifests, partition_counts, statistics
 from experiments.profiles import Profile, prepare
 from icelab import run_state
 from icelab.config import HealthConfig, Threshold, health_config, parse_size, profile_configs
-from icelab.results import write_json
+from icelab.results import write_json, write_parquet
 from plots.health import write_charts
 
 LEVELS = ("healthy", "rewrite advised", "rewrite needed")
@@ -110,10 +109,8 @@ def render(h: Health) -> str:
 def _save(run_dir: Path, reports: list[Health]) -> None:
     parts = pd.concat([h.partitions.assign(state=h.state) for h in reports], ignore_index=True)
     mans = pd.concat([h.manifests.assign(state=h.state) for h in reports], ignore_index=True)
-    for name, frame in (("partitions.parquet", parts), ("manifests.parquet", mans)):
-        tmp = run_dir / f".{name}.tmp"
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, run_dir / name)
+    write_parquet(run_dir / "partitions.parquet", parts)
+    write_parquet(run_dir / "manifests.parquet", mans)
     write_json(run_dir / "report.json", [h.as_json() for h in reports])
 
 

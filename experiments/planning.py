@@ -32,6 +32,7 @@ from icelab.config import (
     profile_configs,
     protocol_config,
 )
+from icelab.results import write_csv
 from plots.planning import write_charts
 
 
@@ -167,14 +168,14 @@ def _finish(
 ) -> None:
     progress = bool(ctx.cfg.progress)
     overhead = measure_overhead(ctx.spark, all_cases, protocol.overhead_window, protocol.overhead_pairs)
-    overhead.to_csv(run_dir / "overhead.csv", index=False)
+    write_csv(run_dir / "overhead.csv", overhead)
     measurements = pd.DataFrame(recorder.rows)
     checked = answers.check_run(run_dir, measurements, ds, windows, ctx.cfg.verify, progress)
     recorder.close(answers_agree=all(rec["agree"] for rec in checked))
     summary = stats.summarize(measurements, protocol.unstable_iqr)
-    summary.to_csv(run_dir / "summary.csv", index=False)
+    write_csv(run_dir / "summary.csv", summary)
     growth = stats.growth(summary, *pcfg.ratio)
-    growth.to_csv(run_dir / "growth.csv", index=False)
+    write_csv(run_dir / "growth.csv", growth)
     charts = write_charts(run_dir)
     print(report(summary, growth, overhead, pcfg.ratio))
     print(answers.verdict(checked))

@@ -41,6 +41,7 @@ from experiments.schema_scenarios import (
 from icelab import run_state, storage
 from icelab.config import SchemaEvolutionConfig, schema_evolution_config
 from icelab.errors import UserError
+from icelab.results import write_parquet
 from icelab.schema_check import HAZARD, REJECTED, SAFE, Column, check, intended_columns, parse_type, worst
 from icelab.session import register_iceberg_catalog
 from plots.schema_table import RECORDS, outcome_table, to_markdown, write_tables
@@ -251,12 +252,6 @@ def engine_outcome(rec: dict[str, Any]) -> tuple[str, str]:
     return (HAZARD, "; ".join(problems)) if problems else (SAFE, "accepted; values preserved")
 
 
-def _write_records(run_dir: Path, records: list[dict[str, Any]]) -> None:
-    tmp = run_dir / f".{RECORDS}.tmp"
-    pd.DataFrame(records).to_parquet(tmp, index=False)
-    tmp.replace(run_dir / RECORDS)
-
-
 @run_state.tracked
 def run(cfg: DictConfig) -> Path:
     """Run the configured scenarios, store one record each, print and store the outcome table.
@@ -291,7 +286,7 @@ def run(cfg: DictConfig) -> Path:
     try:
         for sc in scenarios:
             records.append(run_scenario(spark, sc, catalog, scratch, scfg))
-            _write_records(run_dir, records)
+            write_parquet(run_dir / RECORDS, pd.DataFrame(records))
     finally:
         if not scfg.keep_tables:
             for sc in scenarios:

@@ -11,7 +11,6 @@ measured again; rows and checksum must be unchanged.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import statistics
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ from experiments.windows import check_window, load_query, parse_window, render
 from icelab import run_state
 from icelab.config import ExpiryConfig, expiry_config
 from icelab.errors import UserError
-from icelab.results import write_json
+from icelab.results import write_json, write_parquet
 from icelab.storage import Storage
 from plots.expiry import write_chart
 
@@ -82,12 +81,6 @@ def cutoff(spark: SparkSession, table: str, commits_per_day: int, retain_days: i
     return times[first_kept * commits_per_day] if first_kept > 0 else None
 
 
-def _write_timeline(run_dir: Path, points: list[dict[str, Any]]) -> None:
-    tmp = run_dir / ".timeline.parquet.tmp"
-    pd.DataFrame(points).to_parquet(tmp, index=False)
-    os.replace(tmp, run_dir / "timeline.parquet")
-
-
 def replay(
     spark: SparkSession, built: Any, table: str, ecfg: ExpiryConfig, sql: str, run_dir: Path, progress: bool
 ):
@@ -116,7 +109,7 @@ def replay(
                 }
             )
             appends = []
-            _write_timeline(run_dir, points)
+            write_parquet(run_dir / "timeline.parquet", pd.DataFrame(points))
     return points
 
 
@@ -181,7 +174,7 @@ def _replay_and_expire(
     points.append(
         {"phase": "after_expiry", "sim_day": points[-1]["sim_day"], "append_ms": None, **after_point}
     )
-    _write_timeline(run_dir, points)
+    write_parquet(run_dir / "timeline.parquet", pd.DataFrame(points))
     after = frame_checksums(spark.table(table))
     rows = sum(n for n, _ in after.values())
     summary = {

@@ -21,6 +21,7 @@ import pandas as pd
 from scipy.stats import false_discovery_control, mannwhitneyu
 
 from icelab.contract import read_measurements
+from icelab.results import write_csv
 from icelab.runs import Run, find_run
 
 KEYS = ["query_id", "variant", "window"]
@@ -238,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     print(report(table, args.alpha, args.all))
     out = args.out or Path("results") / "comparisons" / f"{a.run_id}_vs_{b.run_id}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out, index=False)
+    write_csv(out, table)
     print(f"comparison: {out} ({len(table)} rows)")
     return 0
 

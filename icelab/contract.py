@@ -3,12 +3,12 @@
 One row per (query, variant, window, repetition), warm-ups included and flagged. Every run
 directory also holds `env.json` (machine, versions, Spark settings, git, dataset), the resolved
 `config.yaml` and `run.json` (what was planned, what ran, how it ended). The validator is what
-CI runs on the smoke benchmark: `python -m icelab.contract results/runs/smoke`.
+CI runs on the smoke benchmark: `python -m icelab.contract results/runs/smoke` (its newest run,
+whatever its status). `python -m icelab.validate` checks every run of a results directory.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -17,6 +17,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from icelab.runs import resolve_run, run_parser
 
 MEASUREMENTS = "measurements.parquet"
 REQUIRED_FILES = (MEASUREMENTS, "env.json", "config.yaml", "run.json")
@@ -80,12 +82,25 @@ def read_measurements(run_dir: Path) -> pd.DataFrame:
     Columns the contract gained after the run was written come back as nulls of their type, so
     older runs still chart and compare; `validate` still reports them as a schema difference.
     """
-    table = pq.read_table(run_dir / MEASUREMENTS)
+    return _with_new_columns(pq.read_table(run_dir / MEASUREMENTS)).to_pandas()
+
+
+def _with_new_columns(table: pa.Table) -> pa.Table:
+    """`table` with the contract's columns it lacks added as nulls, in the contract's order."""
     for field in SCHEMA:
         if field.name not in table.column_names:
             table = table.append_column(field, pa.nulls(table.num_rows, field.type))
     extra = [c for c in table.column_names if c not in COLUMNS]
-    return table.select([*COLUMNS, *extra]).to_pandas()
+    return table.select([*COLUMNS, *extra])
+
+
+def missing_columns(schema: pa.Schema) -> list[str] | None:
+    """The columns an older run lacks when its schema is the contract's minus columns the contract
+    gained since (every column it has is the contract's, with the contract's type); None when
+    the schema differs in any other way."""
+    if any(f.name not in COLUMNS or SCHEMA.field(f.name).type != f.type for f in schema):
+        return None
+    return [c for c in COLUMNS if c not in schema.names]
 
 
 def _answers_agree(table: pa.Table) -> list[str]:
@@ -103,13 +118,21 @@ def _answers_agree(table: pa.Table) -> list[str]:
     return problems
 
 
-def validate(run_dir: Path, allow_failures: bool = False) -> list[str]:
-    """Everything wrong with a run directory; an empty list means it meets the contract."""
+def validate(run_dir: Path, allow_failures: bool = False, allow_older: bool = False) -> list[str]:
+    """Everything wrong with a run directory; an empty list means it meets the contract.
+
+    Args:
+        allow_failures: failed measurements are not a breach.
+        allow_older: a run lacking only columns the contract gained since (`missing_columns`) is
+            checked as if they were null, instead of failing on its schema.
+    """
     missing = [f for f in REQUIRED_FILES if not (run_dir / f).is_file()]
     if missing:
         return [f"missing {', '.join(missing)}"]
     table = pq.read_table(run_dir / MEASUREMENTS)
     problems = []
+    if allow_older and missing_columns(table.schema):
+        table = _with_new_columns(table)
     if not table.schema.equals(SCHEMA, check_metadata=False):
         got = {f.name: str(f.type) for f in table.schema}
         want = {f.name: str(f.type) for f in SCHEMA}
@@ -146,40 +169,16 @@ def validate(run_dir: Path, allow_failures: bool = False) -> list[str]:
     return problems + _answers_agree(table)
 
 
-def latest_run(path: Path, marker: str = "run.json") -> Path:
-    """`path` itself when it is a run directory (holding `marker`), else its newest run subdirectory."""
-    if (path / marker).is_file():
-        return path
-    runs = sorted(p for p in path.glob("*") if (p / marker).is_file())
-    if not runs:
-        raise FileNotFoundError(f"no run directory (with {marker}) at or under {path}")
-    return runs[-1]
-
-
-def run_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
-    """Argument parser of a command that reads one stored run."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    parser.add_argument("path", type=Path, help="results/runs/<experiment>[/<run_id>]")
-    return parser
-
-
-def resolve_run(path: Path, marker: str = "run.json") -> Path | None:
-    """The run directory at or under `path`; None (after one line on stderr) when there is none."""
-    try:
-        return latest_run(path, marker)
-    except FileNotFoundError as exc:
-        print(f"icelab: error: {exc}", file=sys.stderr)
-        return None
-
-
 def main(argv: list[str] | None = None) -> int:
     """Validate a run directory (or the newest run of an experiment); exit 1 on a breach."""
-    parser = run_parser("python -m icelab.contract", main.__doc__)
+    parser = run_parser("python -m icelab.contract", main.__doc__, incomplete_flag=False)
     parser.add_argument("--allow-failures", action="store_true", help="failed queries are not a breach")
     args = parser.parse_args(argv)
-    run_dir = resolve_run(args.path)
-    if run_dir is None:
+    # The newest run whatever its status: a checker must report a failed run, not skip to an older one.
+    run = resolve_run(args.path, include_incomplete=True)
+    if run is None:
         return 2
+    run_dir = run.path
     problems = validate(run_dir, args.allow_failures)
     for problem in problems:
         print(f"contract: {run_dir}: {problem}")

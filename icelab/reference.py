@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import uuid
 from fnmatch import fnmatch
 from pathlib import Path
 
+from icelab.results import copy_result
 from icelab.runs import Run, read_run
 
 # What a run's charts, report and comparison read. Not the partial jsonl, not the charts
@@ -47,16 +49,26 @@ def small_files(run_dir: Path) -> list[Path]:
 
 
 def copy_run(run: Run, dest: Path) -> Path:
-    """Copy a complete run's small files into `dest/<experiment>/<run_id>/` (replacing any copy)."""
+    """Copy a complete run's small files into `dest/<experiment>/<run_id>/` (replacing any copy),
+    credentials redacted again (`copy_result`).
+
+    The copy is made in a hidden sibling directory and renamed into place, so the reference set
+    never holds half a run (the set is committed: a partial run there would be published).
+    """
     if not run.complete:
         raise ValueError(f"{run.path}: run status is {run.status!r}, not 'complete'")
     files = small_files(run.path)
     target = dest / run.experiment / run.run_id
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
-    for path in files:
-        shutil.copy2(path, target / path.name)
+    staging = target.with_name(f".{run.run_id}.tmp-{uuid.uuid4().hex[:8]}")
+    staging.mkdir(parents=True)
+    try:
+        for path in files:
+            copy_result(path, staging / path.name)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

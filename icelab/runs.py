@@ -8,7 +8,9 @@ fixture laid out like it) can be named directly.
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,16 +75,38 @@ def roots(results: Path) -> list[Path]:
     return [p for p in (results / "runs", results / "reference", results) if p.is_dir()]
 
 
-def find_runs(results: Path) -> list[Run]:
-    """Every run under `results`, in both layouts, sorted by experiment then run id (oldest first)."""
-    found: dict[Path, Run] = {}
+def run_dirs(results: Path) -> list[Path]:
+    """Every directory one level inside an experiment directory under `results`, in both
+    layouts (each once): the places a run can be, whether or not one is there."""
+    found: dict[Path, Path] = {}
     for root in roots(results):
         for experiment in sorted(p for p in root.iterdir() if p.is_dir()):
-            for path in sorted(experiment.iterdir()):
-                run = read_run(path)
-                if run is not None:
-                    found.setdefault(path.resolve(), run)
-    return sorted(found.values(), key=lambda r: (r.experiment, r.run_id))
+            for path in sorted(p for p in experiment.iterdir() if p.is_dir()):
+                found.setdefault(path.resolve(), path)
+    return list(found.values())
+
+
+# What read_run raises when a run.json or config.yaml does not parse (JSONDecodeError is a ValueError).
+UNREADABLE_ERRORS = (ValueError, yaml.YAMLError, OSError)
+
+
+def find_runs(results: Path) -> list[Run]:
+    """Every run under `results`, in both layouts, sorted by experiment then run id (oldest first).
+
+    A run whose run.json or config.yaml does not parse is listed with status "unreadable", so
+    it is skipped like any incomplete run (and `icelab.validate` names it), rather than stopping
+    every reader.
+    """
+    runs = [run for run in map(load_run, run_dirs(results)) if run is not None]
+    return sorted(runs, key=lambda r: (r.experiment, r.run_id))
+
+
+def load_run(path: Path) -> Run | None:
+    """`read_run`, with a run whose run.json or config.yaml does not parse given status "unreadable"."""
+    try:
+        return read_run(path)
+    except UNREADABLE_ERRORS:
+        return Run(path, path.parent.name, "", "unreadable")
 
 
 def latest_runs(runs: list[Run], include_incomplete: bool = False) -> dict[str, Run]:
@@ -108,19 +132,54 @@ def select_runs(results: Path, named: dict[str, str], include_incomplete: bool =
     return dict(sorted(chosen.items()))
 
 
-def find_run(results: Path, ref: str) -> Run:
-    """A run named by its directory, by an experiment directory (its newest complete run) or by
-    its run id (searched under `results`)."""
+def find_run(results: Path, ref: str, include_incomplete: bool = False) -> Run:
+    """A run named by its directory (whatever its status), by an experiment directory (its newest
+    complete run, or newest of any status with `include_incomplete`) or by its run id (searched
+    under `results`)."""
     path = Path(ref)
-    run = read_run(path)
+    run = load_run(path)
     if run is not None:
         return run
     if path.is_dir():
-        inside = [r for r in map(read_run, sorted(path.iterdir())) if r is not None and r.complete]
-        if inside:
-            return inside[-1]
-        raise FileNotFoundError(f"no complete run under {path}")
+        inside = [r for r in map(load_run, sorted(path.iterdir())) if r is not None]
+        chosen = [r for r in inside if r.complete or include_incomplete]
+        if chosen:
+            return chosen[-1]
+        what = "no run" if include_incomplete or not inside else f"no complete run ({len(inside)} incomplete)"
+        raise FileNotFoundError(f"{what} under {path}")
     match = [r for r in find_runs(results) if r.run_id == ref]
     if not match:
         raise FileNotFoundError(f"no run '{ref}' (a run directory or a run id under {results})")
     return match[-1]
+
+
+def run_parser(prog: str, description: str | None, incomplete_flag: bool = True) -> argparse.ArgumentParser:
+    """Argument parser of a command that reads one stored run (see `resolve_run`)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument(
+        "path",
+        type=Path,
+        help="a run directory, an experiment directory (its newest complete run) or a run id under results/",
+    )
+    if incomplete_flag:
+        parser.add_argument(
+            "--include-incomplete",
+            action="store_true",
+            help="from an experiment directory, take the newest run whatever its status",
+        )
+    return parser
+
+
+def resolve_run(path: Path, include_incomplete: bool = False, results: Path = Path("results")) -> Run | None:
+    """The run a command was given (`find_run`); None after one line on stderr when there is none.
+
+    A run that is not complete is still returned (it was named, or asked for), with a warning.
+    """
+    try:
+        run = find_run(results, str(path), include_incomplete)
+    except FileNotFoundError as exc:
+        print(f"icelab: error: {exc}", file=sys.stderr)
+        return None
+    if not run.complete:
+        print(f"icelab: warning: {run.path} is not complete (status {run.status!r})", file=sys.stderr)
+    return run

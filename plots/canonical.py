@@ -131,7 +131,7 @@ def write_charts(run_dir: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate a canonical run's charts from its stored measurements."""
-    return chart_cli("python -m plots.canonical", argv, write_charts, "run.json")
+    return chart_cli("python -m plots.canonical", argv, write_charts, "canonical")
 
 
 if __name__ == "__main__":

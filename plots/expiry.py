@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         "python -m plots.expiry",
         argv,
         lambda run_dir: charts(run_dir)[0].files,
-        "timeline.parquet",
+        "snapshot_expiry",
     )
 
 

@@ -87,7 +87,7 @@ def write_charts(run_dir: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate a manifest_health run's charts from its stored results."""
-    return chart_cli("python -m plots.health", argv, write_charts, "partitions.parquet")
+    return chart_cli("python -m plots.health", argv, write_charts, "manifest_health")
 
 
 if __name__ == "__main__":

@@ -159,7 +159,7 @@ def write_charts(run_dir: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate a run's charts from its stored measurements."""
-    return chart_cli("python -m plots.planning", argv, write_charts, "run.json")
+    return chart_cli("python -m plots.planning", argv, write_charts, "planning")
 
 
 if __name__ == "__main__":

@@ -174,7 +174,7 @@ def charts(run_dir: Path, out: Path | None = None) -> list[Chart]:
 
 def main(argv: list[str] | None = None) -> int:
     """Rewrite a stored schema_evolution run's outcome tables."""
-    return chart_cli("python -m plots.schema_table", argv, write_tables, RECORDS)
+    return chart_cli("python -m plots.schema_table", argv, write_tables, "schema_evolution")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display on servers and CI
 import matplotlib.pyplot as plt  # noqa: E402
 
+from icelab.results import atomic_path  # noqa: E402
+
 plt.rcParams.update(
     {
         "font.size": 9,
@@ -78,8 +80,12 @@ def provenance(run_dir: Path) -> str:
 def save(fig: plt.Figure, path: Path) -> list[Path]:
     """Write `fig` as `<path>.png` and `<path>.svg` (any suffix of `path` is replaced), then close it."""
     paths = [path.with_suffix(".png"), path.with_suffix(".svg")]
-    fig.savefig(paths[0])
-    fig.savefig(paths[1], metadata={"Date": None})  # no timestamp: redraws of the same data are equal
+    # Through a temporary name and a rename, like every results file; the format is named
+    # because the temporary name's suffix is not the real one.
+    with atomic_path(paths[0]) as tmp:
+        fig.savefig(tmp, format="png")
+    with atomic_path(paths[1]) as tmp:
+        fig.savefig(tmp, format="svg", metadata={"Date": None})  # no timestamp: same data, same file
     plt.close(fig)
     return paths
 

@@ -3,6 +3,8 @@ dataset (Parquet + Iceberg) built once per test session in a temporary directory
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,7 +15,8 @@ from omegaconf import DictConfig
 from datagen.build import Built
 from experiments.context import Context, open_context
 
-CONF = Path(__file__).resolve().parent.parent / "conf"
+REPO = Path(__file__).resolve().parent.parent
+CONF = REPO / "conf"
 # Tests share the machine with other work: fewer threads and less memory than a real run.
 SHRINK = ["engine.master='local[2]'", "engine.driver_memory=4g", "progress=false"]
 
@@ -92,3 +95,32 @@ def planning_run(compose_run, tiny: Built) -> Path:
     from experiments import planning
 
     return planning.run(compose_run(*SHRINK_RUN))
+
+
+# The smoke experiment through `python run.py`, smallest: one query, two windows, one round.
+SMOKE_PY = [
+    "experiment=smoke",
+    "experiment.queries=[count_window]",
+    "experiment.windows=[1h,1d]",
+    "experiment.ratio=[1d,1h]",
+    "protocol.warmups=0",
+    "protocol.repetitions=1",
+    "protocol.overhead_pairs=0",
+    "engine.master='local[2]'",
+    "engine.driver_memory=2g",
+    "progress=false",
+]
+
+
+def run_py(
+    *overrides: str, env: dict[str, str] | None = None, timeout: int = 600
+) -> subprocess.CompletedProcess:
+    """`python run.py <overrides>` as a user runs it, from the repository root, output captured."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "run.py"), *overrides],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )

@@ -3,36 +3,20 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from icelab.contract import validate
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.conftest import SMOKE_PY, run_py
 
 
 def test_multirun_sweeps_profiles(tiny, data_dir, tmp_path):
     results = tmp_path / "results"
-    args = [
+    proc = run_py(
         "-m",
-        "experiment=smoke",
+        *SMOKE_PY,
         "profile=as_ingested,rewrite_16kb",
-        "experiment.queries=[count_window]",
-        "experiment.windows=[1h,1d]",
-        "experiment.ratio=[1d,1h]",
-        "protocol.warmups=0",
-        "protocol.repetitions=1",
-        "protocol.overhead_pairs=0",
-        "engine.master='local[2]'",
-        "engine.driver_memory=2g",
-        "progress=false",
         f"paths.data_dir={data_dir}",
         f"paths.results_dir={results}",
         f"hydra.sweep.dir={tmp_path / 'multirun'}",
-    ]
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "run.py"), *args], cwd=REPO, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     runs = sorted((results / "runs" / "smoke").iterdir())

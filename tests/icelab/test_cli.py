@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_py
 from tests.icelab.test_preflight import fake_java
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,14 +27,7 @@ JAR_BUILD = "is built for Spark {}, but PySpark here is Spark 3.5 / Scala 2.12 (
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(REPO / "run.py"), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    return run_py(*args, env=env, timeout=120)  # each fails before Spark starts
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, message: str) -> None:

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pyarrow.parquet as pq
 import pytest
 
-from icelab.contract import COLUMNS, MEASUREMENTS, main, read_measurements, to_table, validate
+from icelab.contract import (
+    COLUMNS,
+    MEASUREMENTS,
+    main,
+    missing_columns,
+    read_measurements,
+    to_table,
+    validate,
+)
 
 
 def row(variant: str, window: str, checksum: str = "1:a", **kw) -> dict:
@@ -97,3 +106,32 @@ def test_older_runs_read_with_the_newer_columns_as_nulls(run):
     assert frame["planning_ms"].tolist() == [5.0] * 4
     # The validator still says the stored schema is not the contract's.
     assert "schema differs" in validate(run)[0]
+
+
+def test_an_experiment_directory_is_checked_on_its_newest_run_whatever_its_status(run, tmp_path, capsys):
+    # A checker must report a failed newest run, not fall back to an older complete one.
+    experiment = tmp_path / "smoke"
+    newest = experiment / "20261122T000001Z-bbbbbb"
+    for target in (experiment / "20261122T000000Z-aaaaaa", newest):
+        target.mkdir(parents=True)
+        for name in (MEASUREMENTS, "env.json", "config.yaml", "run.json"):
+            shutil.copy2(run / name, target / name)
+    (newest / "run.json").write_text(json.dumps({"status": "failed", "planned_rows": 4}))
+    assert main([str(experiment)]) == 1
+    captured = capsys.readouterr()
+    assert f"contract: {newest}: run status is 'failed', not 'complete'" in captured.out
+    assert "is not complete (status 'failed')" in captured.err
+
+
+def test_an_older_run_lacking_new_columns_passes_when_allowed(run):
+    pq.write_table(
+        pq.read_table(run / MEASUREMENTS).drop_columns(["setup", "vectorized"]), run / MEASUREMENTS
+    )
+    assert missing_columns(pq.read_schema(run / MEASUREMENTS)) == ["setup", "vectorized"]
+    assert validate(run, allow_older=True) == []
+    renamed = pq.read_table(run / MEASUREMENTS).rename_columns(
+        [c if c != "bytes_scanned" else "bytes" for c in pq.read_schema(run / MEASUREMENTS).names]
+    )
+    pq.write_table(renamed, run / MEASUREMENTS)
+    assert missing_columns(renamed.schema) is None  # not an older contract: another schema
+    assert "schema differs" in validate(run, allow_older=True)[0]

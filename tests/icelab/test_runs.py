@@ -49,3 +49,17 @@ def test_a_run_is_named_by_directory_experiment_directory_or_id():
     assert find_run(FIXTURE, CANONICAL) == by_dir
     with pytest.raises(FileNotFoundError, match="no run 'nope'"):
         find_run(FIXTURE, "nope")
+
+
+def test_an_experiment_directory_gives_its_newest_complete_run_unless_asked(tmp_path):
+    experiment = tmp_path / "canonical"
+    shutil.copytree(FIXTURE / "canonical" / CANONICAL, experiment / CANONICAL)
+    newer = experiment / "20261122T000000Z-aaaaaa"
+    shutil.copytree(FIXTURE / "canonical" / CANONICAL, newer)
+    (newer / "run.json").write_text(json.dumps({"status": "abandoned"}))
+    assert find_run(tmp_path, str(experiment)).run_id == CANONICAL
+    assert find_run(tmp_path, str(experiment), include_incomplete=True).path == newer
+    assert find_run(tmp_path, str(newer)).status == "abandoned"  # named: whatever its status
+    shutil.rmtree(experiment / CANONICAL)
+    with pytest.raises(FileNotFoundError, match=r"no complete run \(1 incomplete\) under"):
+        find_run(tmp_path, str(experiment))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -71,3 +72,20 @@ def test_headless_chromium_loads_every_chart(report, tmp_path):
     artifacts = ROOT / ".ci-artifacts"  # kept for a look after CI (ignored by git)
     artifacts.mkdir(exist_ok=True)
     shutil.copy(shot, artifacts / "report.png")
+
+
+def test_an_incomplete_run_is_listed_not_shown_unless_asked(tmp_path):
+    results, out = tmp_path / "results", tmp_path / "report.html"
+    complete = "20261121T134249Z-cce90f"
+    shutil.copytree(FIXTURE / "canonical", results / "reference" / "canonical")
+    running = results / "runs" / "canonical" / "20261122T000000Z-aaaaaa"
+    shutil.copytree(FIXTURE / "canonical" / complete, running)
+    meta = json.loads((running / "run.json").read_text())
+    (running / "run.json").write_text(json.dumps(meta | {"status": "running"}))
+    assert main(["--results", str(results), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert f"(canonical, run {complete})" in page
+    assert f"Not shown (not complete): canonical/{running.name} (running)" in page
+    assert main(["--results", str(results), "--out", str(out), "--include-incomplete"]) == 0
+    page = out.read_text()
+    assert f"(canonical, run {running.name})" in page and "Not shown" not in page
