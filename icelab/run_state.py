@@ -41,10 +41,14 @@ def now() -> str:
 
 
 def read(run_dir: Path) -> dict[str, Any]:
-    """The run's run.json (empty when absent or unreadable)."""
+    """The run's run.json (empty when absent).
+
+    Raises:
+        ValueError: when it does not parse (readers list such a run as unreadable).
+    """
     try:
         return json.loads((run_dir / RUN_JSON).read_text())
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return {}
 
 
@@ -106,7 +110,11 @@ def reap(results_dir: Path) -> list[Path]:
     reaped = []
     for run_json in sorted((results_dir / "runs").glob(f"*/*/{RUN_JSON}")):
         run_dir = run_json.parent
-        if status(run_dir) == ABANDONED:
+        try:
+            abandoned = status(run_dir) == ABANDONED
+        except ValueError:
+            continue  # unreadable: the validator names it; not ours to rewrite
+        if abandoned:
             info = read(run_dir)
             update(
                 run_dir,

@@ -189,6 +189,11 @@ CASES = [
         id="commits-per-day-zero",
     ),
     pytest.param(
+        ["lock_wait_s=-1"],
+        "lock_wait_s=-1: use a number of seconds >= 0 (0: refuse, do not wait)",
+        id="lock-wait-negative",
+    ),
+    pytest.param(
         ["paths.min_free_gb=-1"],
         "invalid config: paths.min_free_gb=-1: Input should be greater than or equal to 0",
         id="min-free-negative",
