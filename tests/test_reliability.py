@@ -19,6 +19,7 @@ import pytest
 from icelab import locks, run_state
 from icelab.contract import MEASUREMENTS, validate
 from icelab.runs import find_runs, latest_runs
+from icelab.validate import check_run
 
 REPO = Path(__file__).resolve().parents[1]
 # The smoke benchmark shrunk to seconds: 2 queries x 2 windows x 2 variants x 2 rounds.
@@ -165,6 +166,7 @@ def test_kill_during_the_experiment(tmp_path, built, kill_at, kept):
     assert run_state.read(first)["status"] == "running"
     assert run_state.status(first) == "abandoned"  # its process is gone: readers see it so at once
     assert [r.status for r in find_runs(tmp / "results")] == ["abandoned"]
+    assert "run status is 'abandoned'" in " ".join(check_run(first).problems)  # the validator names it
 
     second = assert_completes(tmp)
     # (b) the killed run: marked interrupted, every row it measured on disk, not mixed in.
