@@ -27,7 +27,7 @@ from datagen.verify import (
     parquet_source,
     spark_checksums,
 )
-from icelab import failpoints, locks, storage
+from icelab import locks, storage
 from icelab.config import EngineConfig
 from icelab.errors import UserError
 from icelab.storage import Storage
@@ -157,7 +157,6 @@ def ensure(
         "verification": {k: list(v) for k, v in check.totals().items()},
         "build_wall_s": time.perf_counter() - t0,
     }
-    failpoints.point("datagen.before_marker")
     fs.write_text_atomic(dataset.marker_uri, json.dumps(info, indent=2, default=str))
     locks.acquire(key, what, exclusive=False)
     return Built(dataset, False, info, check)
