@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from icelab import run_state
 from icelab.runs import resolve_run, run_parser
 
 MEASUREMENTS = "measurements.parquet"
@@ -143,7 +144,7 @@ def validate(run_dir: Path, allow_failures: bool = False, allow_older: bool = Fa
         return problems
     run = json.loads((run_dir / "run.json").read_text())
     if run.get("status") != "complete":
-        problems.append(f"run status is {run.get('status')!r}, not 'complete'")
+        problems.append(run_state.not_complete(run_state.status(run_dir)))
     if table.num_rows != run.get("planned_rows"):
         problems.append(f"{table.num_rows} rows, but {run.get('planned_rows')} were planned")
     keys = ["query_id", "variant", "window", "repetition"]

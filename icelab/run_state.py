@@ -105,6 +105,15 @@ def status(run_dir: Path) -> str | None:
     return found
 
 
+def not_complete(status: str | None) -> str:
+    """The validators' line for a run that did not end complete."""
+    why = {
+        "unknown": " (no run.json, and no final file marks it finished)",
+        ABANDONED: " (its process is gone, killed?; the next run on these results marks it interrupted)",
+    }.get(str(status), "")
+    return f"run status is {status!r}, not 'complete'{why}"
+
+
 def reap(results_dir: Path) -> list[Path]:
     """Mark every abandoned run under `results_dir/runs` as interrupted; return them."""
     reaped = []

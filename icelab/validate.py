@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from icelab import run_state
 from icelab.contract import MEASUREMENTS, missing_columns, validate
 from icelab.runs import UNREADABLE_ERRORS, load_run, read_run, run_dirs
 
@@ -61,7 +62,7 @@ def check_run(path: Path, allow_failures: bool = False) -> Verdict:
             # every reader, so it is not broken; it is reported as older.
             problems = validate(path, allow_failures, allow_older=True)
             if run.status != "complete" and not any("run status" in p for p in problems):
-                problems.insert(0, _status_problem(run.status))  # e.g. killed before any flush
+                problems.insert(0, run_state.not_complete(run.status))  # e.g. killed before any flush
             stored = path / MEASUREMENTS
             older = (missing_columns(pq.read_schema(stored)) or []) if stored.is_file() else []
             return Verdict(problems, older)
@@ -76,7 +77,7 @@ def _check_files(path: Path, task: str, status: str) -> list[str]:
     if missing:
         problems.append(f"missing {', '.join(missing)}")
     if status != "complete":
-        problems.append(_status_problem(status))
+        problems.append(run_state.not_complete(status))
     for file in sorted(path.glob("*.json")):
         try:
             json.loads(file.read_text())
@@ -86,14 +87,6 @@ def _check_files(path: Path, task: str, status: str) -> list[str]:
     if task == "verify" and verification.is_file() and not json.loads(verification.read_text()).get("ok"):
         problems.append("verification.json: the tables differ")
     return problems
-
-
-def _status_problem(status: str) -> str:
-    why = {
-        "unknown": " (no run.json, and no final file marks it finished)",
-        "abandoned": " (its process is gone, killed?; the next run on these results marks it interrupted)",
-    }.get(status, "")
-    return f"run status is {status!r}, not 'complete'{why}"
 
 
 def _first_line(exc: BaseException) -> str:
