@@ -11,7 +11,6 @@ into measurements.parquet for a run whose process was killed. How the run ended 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,15 @@ from experiments.protocol import Case, run_rounds
 from icelab import failpoints, run_state
 from icelab.config import ProtocolConfig
 from icelab.contract import MEASUREMENTS, to_table
+from icelab.results import atomic_path
 
 PARTIAL = "measurements.partial.jsonl"
 
 
 def _write_measurements(run_dir: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = run_dir / f".{MEASUREMENTS}.tmp"
-    pq.write_table(to_table(rows), tmp)
-    failpoints.point("recorder.write")  # written, not yet in place: readers see the previous file
-    os.replace(tmp, run_dir / MEASUREMENTS)
+    with atomic_path(run_dir / MEASUREMENTS) as tmp:
+        pq.write_table(to_table(rows), tmp)
+        failpoints.point("recorder.write")  # written, not yet in place: readers see the previous file
 
 
 class Recorder:
@@ -93,6 +92,8 @@ def recover(run_dir: Path) -> int:
             rows.append(json.loads(line))
         except ValueError:
             continue
+    for leftover in run_dir.glob(f".{MEASUREMENTS}.tmp-*"):  # a write the kill cut short
+        leftover.unlink()
     _write_measurements(run_dir, rows)
     run_state.update(run_dir, rows=len(rows))
     return len(rows)

@@ -28,7 +28,7 @@ from datagen.verify import frame_checksums
 from experiments.context import open_context
 from experiments.measure import measure
 from experiments.profiles import current_metadata_file
-from experiments.windows import check_window, load_query, parse_window, render
+from experiments.windows import load_query, parse_window, render
 from icelab import run_state
 from icelab.config import ExpiryConfig, expiry_config
 from icelab.errors import UserError
@@ -121,7 +121,6 @@ def run(cfg: DictConfig) -> Path:
         The run directory.
     """
     ecfg = expiry_config(cfg)
-    check_window(ecfg.probe_window)
     ctx = open_context(cfg)
     built = ctx.dataset()
     spark, ds = ctx.spark, built.dataset

@@ -26,6 +26,8 @@ from icelab.runs import Run, find_run
 
 KEYS = ["query_id", "variant", "window"]
 TIMINGS = ["planning_ms", "execution_ms", "total_ms"]
+STATS = ["n_a", "n_b", "median_a", "median_b", "change", "p_value", "min_p"]
+SHOWN = [*KEYS, "timing", "n_a", "n_b", "median_a", "median_b", "change", "p_value", "p_adjusted", "verdict"]
 REGRESSION, IMPROVEMENT, NO_CHANGE = "regression", "improvement", "no change"
 TOO_FEW, MISSING = "too few repetitions", "missing"
 # Config keys that name where things went, not what was measured.
@@ -121,9 +123,7 @@ def compare(
                     "min_p": min_p(len(va), len(vb)),
                 }
             )
-    table = pd.DataFrame(
-        rows, columns=[*KEYS, "timing", "n_a", "n_b", "median_a", "median_b", "change", "p_value", "min_p"]
-    )
+    table = pd.DataFrame(rows, columns=[*KEYS, "timing", *STATS])
     testable = (table["n_a"] > 0) & (table["n_b"] > 0) & (table["min_p"] < alpha)
     table["p_adjusted"] = table["p_value"]
     table.loc[testable, "p_adjusted"] = adjust(table.loc[testable, "p_value"].to_numpy(float), correction)
@@ -184,9 +184,7 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
             median_a=shown["median_a"].map(lambda v: f"{v:,.1f}"),
             median_b=shown["median_b"].map(lambda v: f"{v:,.1f}"),
         )
-        cols = [*KEYS, "timing", "n_a", "n_b", "median_a", "median_b", "change", "p_value", "p_adjusted"]
-        cols.append("verdict")
-        lines.append(view[cols].to_string(index=False))
+        lines.append(view[SHOWN].to_string(index=False))
     counts = table["verdict"].value_counts()
     order = [REGRESSION, IMPROVEMENT, NO_CHANGE, TOO_FEW, MISSING]
     lines.append("verdicts: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in order))

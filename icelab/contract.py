@@ -143,8 +143,9 @@ def validate(run_dir: Path, allow_failures: bool = False, allow_older: bool = Fa
         problems.append(f"schema differs from the contract (column: got, want): {diff}")
         return problems
     run = json.loads((run_dir / "run.json").read_text())
-    if run.get("status") != "complete":
-        problems.append(run_state.not_complete(run_state.status(run_dir)))
+    status = run_state.status(run_dir)  # a killed run's "running" reads "abandoned"
+    if status != "complete":
+        problems.append(run_state.not_complete(status))
     if table.num_rows != run.get("planned_rows"):
         problems.append(f"{table.num_rows} rows, but {run.get('planned_rows')} were planned")
     keys = ["query_id", "variant", "window", "repetition"]

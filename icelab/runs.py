@@ -18,7 +18,7 @@ import yaml
 
 from icelab import run_state
 
-# Tasks that write no run.json: their last file marks a run that finished.
+# Runs written before every task wrote run.json: their last file marks a run that finished.
 FINAL_FILES = {"manifest_health": "report.json", "snapshot_expiry": "expiry.json"}
 
 
