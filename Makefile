@@ -5,7 +5,7 @@ ARGS ?=
 RESULTS ?= results
 RUNS ?=
 
-.PHONY: help setup run test lint format charts report reference clean
+.PHONY: help setup run test lint format docs charts report reference clean
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
@@ -31,14 +31,17 @@ format: setup ## ruff format and autofix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+docs: setup ## rewrite the figure blocks of README.md and docs/ from results/reference
+	$(VENV)/bin/icelab docs
+
 charts: setup ## redraw every chart from stored results (RESULTS=results/reference for the committed set)
-	$(PY) -m plots.all --results $(RESULTS)
+	$(VENV)/bin/icelab charts --results $(RESULTS)
 
 report: setup ## write one self-contained HTML report of the stored results
-	$(PY) -m plots.report --results $(RESULTS)
+	$(VENV)/bin/icelab report --results $(RESULTS)
 
 reference: setup ## copy complete runs (RUNS="results/runs/<exp>/<id> ...") into results/reference, redraw
-	$(PY) -m icelab.reference $(RUNS)
+	$(VENV)/bin/icelab reference $(RUNS)
 
 clean: ## remove generated state (datasets, outputs, run results)
 	rm -rf data outputs multirun results/runs results/charts results/report.html results/comparisons spark-warehouse metastore_db derby.log

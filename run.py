@@ -11,13 +11,13 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from icelab.cli import check_choices, check_overrides, one_line_errors
+from icelab.core.cli import check_choices, check_overrides, one_line_errors
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     """Run the experiment the composed config names."""
-    from experiments.runner import run_experiment
+    from icelab.experiments.runner import run_experiment
 
     try:
         with one_line_errors():

@@ -12,8 +12,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
-from datagen.build import Built
-from experiments.context import Context, open_context
+from icelab.bench.context import Context, open_context
+from icelab.datagen.build import Built
 
 REPO = Path(__file__).resolve().parent.parent
 CONF = REPO / "conf"
@@ -92,7 +92,7 @@ SHRINK_RUN = [
 @pytest.fixture(scope="session")
 def planning_run(compose_run, tiny: Built) -> Path:
     """A real planning run's directory (measurements, env, charts)."""
-    from experiments import planning
+    from icelab.experiments import planning
 
     return planning.run(compose_run(*SHRINK_RUN))
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from icelab import locks, run_state
-from icelab.contract import MEASUREMENTS, validate
-from icelab.runs import find_runs, latest_runs
-from icelab.validate import check_run
+from icelab.core import locks, run_state
+from icelab.core.contract import MEASUREMENTS, validate
+from icelab.core.runs import find_runs, latest_runs
+from icelab.tools.validate import check_run
 
 REPO = Path(__file__).resolve().parents[1]
 # The smoke benchmark shrunk to seconds: 2 queries x 2 windows x 2 variants x 2 rounds.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from icelab.contract import validate
+from icelab.core.contract import validate
 from tests.conftest import SMOKE_PY, run_py
 
 

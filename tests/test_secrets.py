@@ -8,8 +8,8 @@ import uuid
 
 import yaml
 
-from icelab.provenance import REDACTED
-from icelab.validate import check_run
+from icelab.core.provenance import REDACTED
+from icelab.tools.validate import check_run
 from tests.conftest import SMOKE_PY, run_py
 
 SAS_KEY = "spark.hadoop.fs.azure.sas.icelab.acct.blob.core.windows.net"

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from datagen.build import ensure, read_marker, verify
-from datagen.dataset import Dataset, config_hash
-from datagen.generate import generate_all
-from datagen.verify import frame_checksums
-from experiments.measure import measure
-from icelab import storage
+from icelab.bench.measure import measure
+from icelab.core import storage
+from icelab.datagen.build import ensure, read_marker, verify
+from icelab.datagen.dataset import Dataset, config_hash
+from icelab.datagen.generate import generate_all
+from icelab.datagen.verify import frame_checksums
 
 
 def local(uri: str) -> Path:

@@ -20,7 +20,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from datagen.verify import duckdb_checksums, duckdb_connection, frame_checksums, parquet_source
+from icelab.datagen.verify import duckdb_checksums, duckdb_connection, frame_checksums, parquet_source
 
 SCHEMA = StructType(
     [

@@ -9,10 +9,10 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StructType
 
-from datagen.generate import generate_all, generate_batch
-from datagen.timeline import batch_rows
-from datagen.verify import frame_checksums
-from icelab.config import dataset_config
+from icelab.core.config import dataset_config
+from icelab.datagen.generate import generate_all, generate_batch
+from icelab.datagen.timeline import batch_rows
+from icelab.datagen.verify import frame_checksums
 
 
 def leaves(dtype, depth=0):

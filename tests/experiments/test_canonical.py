@@ -10,11 +10,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments import canonical, windows
-from experiments.windows import QUERIES, header, load_query, query_ids
-from icelab.contract import validate
-from icelab.errors import UserError
-from plots.canonical import write_charts
+from icelab.bench import windows
+from icelab.bench.windows import QUERIES, header, load_query, query_ids
+from icelab.charts.canonical import write_charts
+from icelab.core.contract import validate
+from icelab.core.errors import UserError
+from icelab.experiments import canonical
 
 ALL = [f"q{n:02d}" for n in range(1, 24)]
 SHRINK = [

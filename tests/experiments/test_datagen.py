@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from experiments import datagen, verify
+from icelab.experiments import datagen, verify
 
 
 def latest_run(results_dir: Path, experiment: str) -> Path:

@@ -6,9 +6,9 @@ import json
 
 import pandas as pd
 
-from experiments import manifest_health
-from experiments.manifest_health import judge
-from icelab.config import Threshold
+from icelab.core.config import Threshold
+from icelab.experiments import manifest_health
+from icelab.experiments.manifest_health import judge
 
 
 def test_judge_takes_the_worst_level_and_says_why():

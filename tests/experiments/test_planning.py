@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from icelab.contract import validate
+from icelab.core.contract import validate
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments import schema_evolution
-from icelab.errors import UserError
+from icelab.core.errors import UserError
+from icelab.experiments import schema_evolution
 
 OLD_NONNULL = 180  # 200 old rows, payload NULL on ids 0, 10, ..., 190
 NEW_NONNULL = 18  # 20 new rows, ids 200..219
@@ -177,7 +177,7 @@ def test_scratch_tables_are_deleted(lab, data_dir):
 
 def test_a_disagreement_fails_the_run(lab, monkeypatch, compose_run):
     # the checker thinks a plain rename is a hazard: the run must refuse to pass
-    import icelab.schema_check as sc
+    import icelab.schema.rules as sc
 
     monkeypatch.setattr(sc._Checker, "_rename", lambda self, c, s: (sc.HAZARD, "test", "", s))
     cfg = compose_run(
@@ -199,7 +199,7 @@ def test_unknown_scenario_is_one_line():
 
 
 def test_rows_fewer_than_commits_is_rejected(compose_run):
-    from icelab.config import schema_evolution_config
+    from icelab.core.config import schema_evolution_config
 
     cfg = compose_run("experiment=schema_evolution", "experiment.rows=2", "experiment.commits=3")
     with pytest.raises(UserError, match=r"rows \(2\) is fewer than commits \(3\)"):

@@ -8,9 +8,9 @@ import json
 
 import pandas as pd
 
-from datagen.verify import frame_checksums
-from experiments import snapshot_expiry
-from experiments.measure import result_checksum, scan_nodes
+from icelab.bench.measure import result_checksum, scan_nodes
+from icelab.datagen.verify import frame_checksums
+from icelab.experiments import snapshot_expiry
 
 
 def test_expiry_keeps_rows_and_shrinks_metadata(ctx, compose_run, tiny):

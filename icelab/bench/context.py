@@ -1,0 +1,127 @@
+"""What every experiment starts from: validated config, checked prerequisites, the one
+Spark session, and its dataset (reused from cache or built)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+from pyspark.sql import SparkSession
+
+from icelab.bench.recorder import recover
+from icelab.core import locks, provenance, run_state, storage
+from icelab.core.config import (
+    DatasetConfig,
+    EngineConfig,
+    PathsConfig,
+    dataset_config,
+    engine_config,
+    paths_config,
+)
+from icelab.core.errors import UserError
+from icelab.core.preflight import check_java
+from icelab.core.results import new_run_dir, write_config, write_json
+from icelab.core.session import get_session, session_conf
+from icelab.datagen.build import Built, ensure, verify
+from icelab.datagen.dataset import Dataset
+from icelab.datagen.verify import Verification
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Context:
+    """A run's validated settings and live session."""
+
+    cfg: DictConfig
+    dataset_cfg: DatasetConfig
+    engine: EngineConfig
+    paths: PathsConfig
+    spark: SparkSession
+
+    def _verify_options(self) -> dict[str, Any]:
+        return {
+            "with_duckdb": bool(self.cfg.verify.duckdb),
+            "progress": bool(self.cfg.progress),
+            "duckdb_memory": str(self.cfg.verify.duckdb_memory),
+        }
+
+    def dataset(self) -> Built:
+        """The run's dataset, reused when its config is unchanged (`force=true` rebuilds)."""
+        ds = Dataset.of(self.dataset_cfg, self.paths.data_dir)
+        return ensure(self.spark, ds, self.engine, force=bool(self.cfg.force), **self._verify_options())
+
+    def verify(self, built: Built) -> Verification:
+        """The dataset's verification: the build's own when it was built just now, else a fresh one."""
+        return built.verification or verify(self.spark, built.dataset, **self._verify_options())
+
+    def env(self, built: Built | None = None) -> dict[str, Any]:
+        """Machine, versions, git state, Spark settings (redacted) and dataset identity."""
+        conf = session_conf(self.engine)
+        env: dict[str, Any] = {
+            "machine": provenance.machine(),
+            "versions": provenance.versions(iceberg_jar=conf["spark.jars"])
+            | provenance.spark_versions(self.spark),
+            "git": provenance.git_state(),
+            "spark_conf": provenance.redact(conf),
+        }
+        if built is not None:
+            env["dataset"] = {
+                "name": built.dataset.config.name,
+                "hash": built.dataset.hash,
+                "uri": built.dataset.uri,
+                "created_utc": built.info.get("created_utc"),
+                "iceberg_table_properties": built.info.get("iceberg_table_properties"),
+            }
+        return env
+
+    def new_run(self, experiment: str, built: Built | None = None) -> Path:
+        """A results directory holding env.json, the resolved config and run.json (running).
+
+        Runs of killed processes under the same results directory are marked interrupted first
+        (with their measurements recovered), so none is left looking like a live run.
+        """
+        for dead in run_state.reap(Path(self.paths.results_dir)):
+            recover(dead)
+            log.warning("marked %s interrupted: its process ended without closing it", dead)
+        run_dir = new_run_dir(self.paths.results_dir, experiment)
+        run_state.start(run_dir, experiment=experiment, task=str(self.cfg.experiment.task))
+        write_json(run_dir / "env.json", self.env(built))
+        write_config(run_dir / "config.yaml", self.cfg)
+        return run_dir
+
+
+def lock_wait(cfg: DictConfig) -> float:
+    """The run's `lock_wait_s`: seconds to wait for a dataset another run builds or rewrites.
+
+    Raises:
+        UserError: for a negative or non-numeric value.
+    """
+    value = cfg.get("lock_wait_s", locks.wait_s)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if seconds < 0:
+        raise UserError(f"lock_wait_s={value!r}: use a number of seconds >= 0 (0: refuse, do not wait)")
+    return seconds
+
+
+def open_context(cfg: DictConfig) -> Context:
+    """Validate everything the user typed, then start Spark (the slow part) last."""
+    ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
+    locks.wait_s = lock_wait(cfg)
+    locks.owner = f"experiment {cfg.experiment.name} on dataset {ds.name}"
+    check_java()
+    for key, path in (("paths.data_dir", paths.data_dir), ("paths.results_dir", paths.results_dir)):
+        storage.check_local_dir(storage.to_uri(path), key, paths.min_free_gb)
+    return Context(cfg, ds, engine, paths, get_session(engine))
+
+
+def dump(data: Any) -> str:
+    """Pretty JSON for the console."""
+    return json.dumps(data, indent=2, default=str)

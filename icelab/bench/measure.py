@@ -1,0 +1,185 @@
+"""One query -> planning_ms, execution_ms, scan metrics, rows and a result checksum.
+
+Planning is everything from SQL text until every scan's splits are known, with no data read:
+`spark.sql(q)`, `executedPlan()`, then `inputRDD().partitions()` on each scan node (that is
+where Parquet lists files and Iceberg reads manifests). The scan nodes' metrics are read right
+then, because execution resets them. Execution is `collect()` on the same QueryExecution, so
+nothing is planned twice; this holds with AQE on and off, since the adaptive plan executes the
+very scan nodes planned here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import time
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+from pyspark.sql import Row, SparkSession
+
+from icelab.bench import plan_check
+
+# Scan-node metric -> result column. Iceberg's come from its ScanReport via BatchScanExec.
+ICEBERG_METRICS = {
+    "totalPlanningDuration": "iceberg_planning_ms",
+    "totalDataManifest": "manifests_total",
+    "scannedDataManifests": "manifests_scanned",
+    "skippedDataManifests": "manifests_skipped",
+    "resultDataFiles": "files_scanned",
+    "skippedDataFiles": "files_skipped",
+    "totalDataFileSize": "bytes_scanned",
+}
+PARQUET_METRICS = {
+    "numFiles": "files_scanned",
+    "numPartitions": "partitions_scanned",
+    "filesSize": "bytes_scanned",
+    "metadataTime": "catalog_ms",
+}
+
+
+@dataclass
+class Measurement:
+    """What one execution of one query measured."""
+
+    planning_ms: float | None = None
+    execution_ms: float | None = None
+    total_ms: float | None = None
+    rows_out: int | None = None
+    result_checksum: str | None = None
+    executed: bool = False
+    scan_nodes: int | None = None
+    scan: dict[str, int] = field(default_factory=dict)
+    plan: dict[str, Any] = field(default_factory=dict)
+    status: str = "ok"
+    error: str | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        """Flat dict: scan metrics and plan facts become columns."""
+        row = asdict(self)
+        return {**row.pop("scan"), **row.pop("plan"), **row}
+
+
+def _children(node: Any) -> list[Any]:
+    kids = node.children()
+    found = [kids.apply(i) for i in range(kids.size())]
+    if node.nodeName() == "AdaptiveSparkPlan":
+        found.append(node.inputPlan())  # AQE's initial plan: the nodes that will execute
+    return found
+
+
+def scan_nodes(plan: Any) -> list[Any]:
+    """Every file scan (BatchScanExec for Iceberg, FileSourceScanExec for Parquet) in a plan."""
+    scans, stack = [], [plan]
+    while stack:
+        node = stack.pop()
+        cls = node.getClass().getSimpleName()
+        if cls in ("BatchScanExec", "FileSourceScanExec"):
+            scans.append(node)
+        else:
+            stack.extend(_children(node))
+    return scans
+
+
+def _metrics(scan: Any) -> dict[str, int]:
+    names = ICEBERG_METRICS if scan.getClass().getSimpleName() == "BatchScanExec" else PARQUET_METRICS
+    metrics = scan.metrics()
+    return {col: int(metrics.apply(k).value()) for k, col in names.items() if metrics.contains(k)}
+
+
+def _sum_metrics(scans: list[Any]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for scan in scans:
+        for key, value in _metrics(scan).items():
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def canonical(value: Any) -> Any:
+    """One engine-independent form of a result value, so Spark's and DuckDB's rows compare.
+
+    Structs and maps (Spark Row / dict, DuckDB dict) become key-sorted pairs, arrays tuples,
+    timestamps epoch microseconds (aware or, as PySpark returns them, local), and floating
+    point numbers six significant digits: engines sum doubles in different orders.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, (float, Decimal)):
+        return float(f"{float(value):.6g}")
+    if isinstance(value, Row):
+        value = value.asDict()
+    if isinstance(value, dict):
+        return tuple(sorted(((k, canonical(v)) for k, v in value.items()), key=lambda kv: str(kv[0])))
+    if isinstance(value, (list, tuple)):
+        return tuple(canonical(v) for v in value)
+    if isinstance(value, dt.datetime):
+        return round(value.timestamp() * 1_000_000)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    return repr(value)
+
+
+def result_checksum(rows: list[Any]) -> str:
+    """Order-insensitive checksum of a result: the sum of 60-bit prefixes of each row's md5.
+
+    Each row is hashed in its canonical form (`canonical`), column by column in order.
+    """
+    digests = (hashlib.md5(repr(tuple(canonical(v) for v in r)).encode()).hexdigest() for r in rows)
+    total = sum(int(d[:15], 16) for d in digests)
+    return f"{len(rows)}:{total:x}"
+
+
+def measure(spark: SparkSession, sql: str, execute: bool = True) -> Measurement:
+    """Plan, then (unless `execute` is false) execute, one query.
+
+    A failure is a measurement with its error, not a crash.
+    """
+    out = Measurement()
+    try:
+        t0 = time.perf_counter_ns()
+        df = spark.sql(sql)
+        plan = df._jdf.queryExecution().executedPlan()
+        scans = scan_nodes(plan)
+        for scan in scans:
+            scan.inputRDD().partitions()
+        t1 = time.perf_counter_ns()
+        out.planning_ms = (t1 - t0) / 1e6
+        out.scan, out.scan_nodes = _sum_metrics(scans), len(scans)
+        out.plan = plan_check.facts(scans)
+        if not execute:
+            return out
+        rows = df.collect()
+        t2 = time.perf_counter_ns()
+    except (Py4JJavaError, PySparkException) as exc:
+        out.status, out.error = "error", str(exc).strip().splitlines()[0][:500]
+        return out
+    out.executed = True
+    out.execution_ms = (t2 - t1) / 1e6
+    out.total_ms = (t2 - t0) / 1e6
+    out.rows_out = len(rows)
+    out.result_checksum = result_checksum(rows)
+    return out
+
+
+def plain_collect_ms(spark: SparkSession, sql: str) -> float:
+    """The same query with a plain collect and one timer: the reference for measure()'s overhead."""
+    t0 = time.perf_counter_ns()
+    spark.sql(sql).collect()
+    return (time.perf_counter_ns() - t0) / 1e6
+
+
+def overhead_pairs(spark: SparkSession, sql: str, pairs: int) -> list[dict[str, float | None]]:
+    """`pairs` alternations of measure() and a plain collect of the same query.
+
+    The difference of their totals is what splitting the timer and reading metrics costs.
+    """
+    out = []
+    for pair in range(pairs):
+        measured = measure(spark, sql).total_ms
+        out.append({"pair": pair, "measured_total_ms": measured, "plain_ms": plain_collect_ms(spark, sql)})
+    return out

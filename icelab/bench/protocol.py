@@ -1,0 +1,150 @@
+"""The measuring protocol: warm-up rounds, then measured rounds, each visiting every case once.
+
+Rounds, rather than N repetitions of one case in a row, spread slow drifts of a shared
+machine over every variant alike. A round's order is fixed (query, window, variant), so two
+runs of one config do the same work in the same order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+from tqdm import tqdm
+
+from icelab.bench.measure import measure
+from icelab.bench.variants import Variant, settings
+from icelab.bench.windows import Window, load_query, render
+from icelab.core import failpoints
+from icelab.core.config import ProtocolConfig
+
+
+@dataclass(frozen=True)
+class Case:
+    """One query over one window on one table variant."""
+
+    query_id: str
+    query_sha256: str
+    window: Window
+    variant: Variant
+    sql: str
+
+
+def cases(query_ids: list[str], windows: list[Window], variants: list[Variant]) -> list[Case]:
+    """Every (query, window, variant), in the fixed order of a round."""
+    return query_cases([(q, w) for q in query_ids for w in windows], variants)
+
+
+def query_cases(
+    queries: list[tuple[str, Window]], variants: list[Variant], rotate: bool = False
+) -> list[Case]:
+    """Every (query at its window, variant), in the given order of queries.
+
+    With `rotate`, query i visits the variants starting at the i-th (mod their number): a
+    variant's position within a query then changes from query to query, so whatever the
+    first (or last) execution of a query pays is shared by every variant, not charged to one.
+    """
+    out = []
+    for i, (query_id, window) in enumerate(queries):
+        template = load_query(query_id)
+        sha = hashlib.sha256(template.encode()).hexdigest()
+        shift = i % len(variants) if rotate and variants else 0
+        for variant in variants[shift:] + variants[:shift]:
+            out.append(Case(query_id, sha, window, variant, render(template, variant.table, window)))
+    return out
+
+
+def rounds(protocol: ProtocolConfig) -> list[tuple[int, bool, bool]]:
+    """(repetition, warmup, execute) per round: warm-ups count up from -warmups to -1.
+
+    Warm-ups prime the JVM and the metadata paths; they plan only unless
+    `protocol.warmups_execute`. The first `protocol.executions` measured rounds also run the
+    query to completion.
+    """
+    warm = [(r - protocol.warmups, True, protocol.warmups_execute) for r in range(protocol.warmups)]
+    return warm + [(r, False, r < protocol.executions) for r in range(protocol.repetitions)]
+
+
+def row_of(case: Case, repetition: int, warmup: bool, measurement: Any) -> dict[str, Any]:
+    """A contract row for one measurement of one case (run-level columns added by the caller)."""
+    hours = (case.window.end - case.window.start) / dt.timedelta(hours=1)
+    return {
+        "query_id": case.query_id,
+        "query_sha256": case.query_sha256,
+        "format": case.variant.format,
+        "profile": case.variant.profile,
+        "setup": case.variant.setup,
+        "variant": case.variant.label,
+        "window": case.window.name,
+        "window_hours": hours,
+        "repetition": repetition,
+        "warmup": warmup,
+        **measurement.as_row(),
+        "measured_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+    }
+
+
+@contextmanager
+def stop_requests() -> Iterator[dict[str, bool]]:
+    """First Ctrl-C (or SIGTERM) asks to stop after the measurement in flight; a second aborts.
+
+    A signal landing inside a py4j call would break the call and lose the measurement, so
+    the handler only raises a flag, which the loop checks between measurements.
+    """
+    state = {"stop": False}
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def ask(signum: int, frame: Any) -> None:
+        if state["stop"]:
+            raise KeyboardInterrupt
+        state["stop"] = True
+        print("icelab: stopping after the current measurement (again to abort)", file=sys.stderr)
+
+    previous = {sig: signal.signal(sig, ask) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield state
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def run_rounds(
+    spark: SparkSession,
+    all_cases: list[Case],
+    protocol: ProtocolConfig,
+    keep: Callable[[dict[str, Any]], None],
+    end_of_round: Callable[[], None],
+    progress: bool = True,
+) -> None:
+    """Measure every case in every round; `keep` gets each row, `end_of_round` follows each round.
+
+    Raises:
+        KeyboardInterrupt: after the measurement in flight when a stop was requested.
+    """
+    plan = rounds(protocol)
+    with (
+        stop_requests() as state,
+        tqdm(
+            total=len(plan) * len(all_cases), desc="measurements", unit="query", disable=not progress
+        ) as bar,
+    ):
+        for repetition, warmup, execute in plan:
+            for case in all_cases:
+                with settings(spark, case.variant):
+                    measured = measure(spark, case.sql, execute=execute)
+                keep(row_of(case, repetition, warmup, measured))
+                failpoints.point("protocol.measurement")
+                bar.update()
+                if state["stop"]:
+                    raise KeyboardInterrupt
+            end_of_round()

@@ -1,0 +1,99 @@
+"""Keeps a run's measurements safe as they arrive.
+
+Each row is appended (and flushed) to `measurements.partial.jsonl` the moment it is measured,
+and `measurements.parquet` is rewritten atomically at the end of every round and when measuring
+stops, however it stops. An interrupted run therefore keeps every finished round in the
+contract's format, and every measured row in the JSON lines file; `recover` turns those lines
+into measurements.parquet for a run whose process was killed. How the run ended is
+`icelab.core.run_state`'s business.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+
+from icelab.bench.protocol import Case, run_rounds
+from icelab.core import failpoints, run_state
+from icelab.core.config import ProtocolConfig
+from icelab.core.contract import MEASUREMENTS, to_table
+from icelab.core.results import atomic_path
+
+PARTIAL = "measurements.partial.jsonl"
+
+
+def _write_measurements(run_dir: Path, rows: list[dict[str, Any]]) -> None:
+    with atomic_path(run_dir / MEASUREMENTS) as tmp:
+        pq.write_table(to_table(rows), tmp)
+        failpoints.point("recorder.write")  # written, not yet in place: readers see the previous file
+
+
+class Recorder:
+    """Rows of one run, written as they come."""
+
+    def __init__(self, run_dir: Path, run_info: dict[str, Any]) -> None:
+        self.run_dir = run_dir
+        self.rows: list[dict[str, Any]] = []
+        self.info = dict(run_info)
+        self._partial = (run_dir / PARTIAL).open("a")
+        run_state.update(run_dir, **self.info)
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Keep one measurement row (on disk at once)."""
+        self.rows.append(row)
+        self._partial.write(json.dumps(row, default=str) + "\n")
+        self._partial.flush()
+
+    def flush(self) -> None:
+        """Rewrite measurements.parquet with every row so far (atomically); count them in run.json."""
+        _write_measurements(self.run_dir, self.rows)
+        run_state.update(self.run_dir, rows=len(self.rows))
+
+    def record(
+        self,
+        spark: SparkSession,
+        all_cases: list[Case],
+        protocol: ProtocolConfig,
+        base: dict[str, Any],
+        progress: bool = True,
+    ) -> None:
+        """Measure every case for the protocol's rounds, keeping each row with the run's `base`.
+
+        Every row measured is on disk when this returns or raises (Ctrl-C included).
+        """
+        try:
+            run_rounds(spark, all_cases, protocol, lambda row: self.add(base | row), self.flush, progress)
+        finally:
+            self.flush()
+
+    def close(self, **extra: Any) -> None:
+        """Measuring is over: final flush, the JSON lines file goes, run.json gets `extra`."""
+        self.flush()
+        self._partial.close()
+        (self.run_dir / PARTIAL).unlink(missing_ok=True)
+        run_state.update(self.run_dir, **self.info, rows=len(self.rows), **extra)
+
+
+def recover(run_dir: Path) -> int:
+    """Rebuild measurements.parquet from the JSON lines of a run whose process died.
+
+    A line cut short by the kill is dropped. Returns the rows recovered (0: nothing to do).
+    """
+    partial = run_dir / PARTIAL
+    if not partial.is_file():
+        return 0
+    rows = []
+    for line in partial.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    for leftover in run_dir.glob(f".{MEASUREMENTS}.tmp-*"):  # a write the kill cut short
+        leftover.unlink()
+    _write_measurements(run_dir, rows)
+    run_state.update(run_dir, rows=len(rows))
+    return len(rows)

@@ -1,0 +1,59 @@
+"""Charts from stored results only: nothing here starts Spark or reads the data."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from icelab.core.runs import resolve_run, run_parser
+
+
+@dataclass
+class Chart:
+    """One drawn chart: its files (PNG and SVG), and what the report says under it."""
+
+    title: str
+    caption: str
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def png(self) -> Path:
+        return next(p for p in self.files if p.suffix == ".png")
+
+
+def chart_files(charts: list[Chart]) -> list[Path]:
+    """Every file of `charts`, in order."""
+    return [path for chart in charts for path in chart.files]
+
+
+def chart_cli(prog: str, argv: list[str] | None, write: Callable[[Path], list[Path]], task: str) -> int:
+    """`prog <run dir | experiment dir | run id> [--include-incomplete]`: redraw a stored run's
+    charts (an experiment's newest complete run unless asked otherwise), print their paths.
+
+    Args:
+        task: the experiment.task whose runs `write` draws (planning, canonical, ...).
+    """
+    parser = run_parser(prog, "Redraw a stored run's charts from its results (no Spark).")
+    args = parser.parse_args(argv)
+    run = resolve_run(args.path, args.include_incomplete)
+    if run is None:
+        return 2
+    if run.task != task:
+        print(f"icelab: error: {run.path} is a {run.task} run; {prog} draws {task} runs", file=sys.stderr)
+        return 2
+    try:
+        paths = write(run.path)
+    except (KeyError, ValueError, IndexError, FileNotFoundError) as exc:
+        if run.complete:
+            raise  # a complete run that cannot be drawn is a bug, with its traceback
+        # An incomplete run may lack what a chart needs (e.g. interrupted during warm-up).
+        print(
+            f"icelab: error: cannot draw {run.path} ({run.status}): {type(exc).__name__} {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    for path in paths:
+        print(path)
+    return 0

@@ -1,0 +1,231 @@
+"""One self-contained HTML page of a whole study: every experiment's charts, each run's
+environment and the key ratios, from stored results only (no server, no external resources).
+
+icelab report                                         # -> results/report.html
+icelab report --results results/reference --out /tmp/report.html
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from icelab.charts import Chart
+from icelab.charts.all import WRITERS, draw, parser, runs_from_args
+from icelab.charts.schema_table import RECORDS, outcome_table
+from icelab.core.results import write_atomic
+from icelab.core.runs import Run, find_runs
+
+STYLE = """
+body{font-family:system-ui,sans-serif;font-size:14px;margin:24px auto;max-width:1400px;color:#222}
+h1{font-size:22px} h2{font-size:18px;border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:36px}
+h3{font-size:15px;margin-top:20px} table{border-collapse:collapse;margin:8px 0;font-size:12px}
+td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top} th{background:#f3f3f3}
+figure{margin:16px 0} figure img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:12px;color:#555;max-width:1100px} .muted{color:#777;font-size:12px}
+"""
+# Marks the page once every chart has decoded, so a headless browser can check it.
+SCRIPT = """
+window.addEventListener('load', function () {
+  var charts = Array.prototype.slice.call(document.querySelectorAll('img.chart'));
+  var loaded = charts.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  document.body.setAttribute('data-charts-loaded', String(loaded));
+});
+"""
+
+
+def _table(rows: list[tuple[str, object]]) -> str:
+    cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
+    return f"<table>{cells}</table>"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _frame(frame: pd.DataFrame) -> str:
+    return frame.to_html(index=False, border=0, na_rep="", float_format=_number)
+
+
+def environment(run: Run) -> str:
+    """The run's machine, versions, dataset, code and status, as a table."""
+    env, meta = run.env(), run.meta()
+    machine, versions = env.get("machine") or {}, env.get("versions") or {}
+    ds, git = env.get("dataset") or {}, env.get("git") or {}
+    rows = [
+        ("run", f"{run.experiment}/{run.run_id} ({run.status})"),
+        ("started / finished (UTC)", f"{meta.get('started_utc', '?')} / {meta.get('finished_utc', '?')}"),
+        (
+            "machine",
+            f"{machine.get('cpu', '?')}, {machine.get('cores', '?')} cores, "
+            f"{machine.get('memory_gib', '?')} GiB RAM, {machine.get('os', '?')}",
+        ),
+        (
+            "Python / PySpark / Spark",
+            f"{versions.get('python')} / {versions.get('pyspark')} / {versions.get('spark')}",
+        ),
+        ("Java", versions.get("java")),
+        ("Iceberg", f"{versions.get('iceberg')} ({versions.get('iceberg_jar')})"),
+        ("DuckDB", versions.get("duckdb")),
+        ("dataset", f"{ds['name']}-{ds.get('hash')}" if ds.get("name") else "own tables (no shared dataset)"),
+        ("git commit", f"{git.get('commit')}{' (dirty: uncommitted changes)' if git.get('dirty') else ''}"),
+    ]
+    if meta.get("protocol"):
+        rows.append(("protocol", json.dumps(meta["protocol"])))
+    return _table(rows)
+
+
+def _csv(run: Run, name: str, columns: list[str] | None = None) -> pd.DataFrame | None:
+    path = run.path / name
+    if not path.is_file():
+        return None
+    frame = pd.read_csv(path)
+    return frame[[c for c in frame.columns if c in columns]] if columns else frame
+
+
+def key_ratios(run: Run) -> str:
+    """The run's headline numbers, from the files its experiment wrote."""
+    parts = []
+    if run.task == "canonical":
+        for name, what in (
+            (
+                "setups.csv",
+                "Each Iceberg setup against Parquet "
+                "(geometric mean over queries of median ratios; <1 is faster)",
+            ),
+            ("gains.csv", "Each variant against the initial Iceberg setup (<1 is faster)"),
+        ):
+            frame = _csv(run, name)
+            if frame is not None:
+                parts.append(f"<h3>{html.escape(what)}</h3>{_frame(frame)}")
+    elif run.task == "planning":
+        frame = _csv(run, "growth.csv")
+        if frame is not None:
+            keep = [
+                c
+                for c in frame.columns
+                if c.startswith(
+                    (
+                        "query_id",
+                        "variant",
+                        "planning_ms_median",
+                        "manifests_scanned",
+                        "planning_ratio",
+                        "iceberg_planning_ratio",
+                    )
+                )
+            ]
+            parts.append(
+                f"<h3>Planning growth, wide window over narrow (median ms)</h3>{_frame(frame[keep])}"
+            )
+    elif run.task == "manifest_health":
+        report = json.loads((run.path / "report.json").read_text())
+        frame = pd.DataFrame(
+            {
+                "state": h["state"],
+                "manifests": h["manifests"],
+                "manifest MB": h["manifest_bytes"] / 2**20,
+                "bounds per day: max": h["stats"]["bounds"]["max"],
+                "span median": h["stats"]["span"]["median"],
+                "verdict": h["verdict"],
+                "reasons": "; ".join(h["reasons"]),
+            }
+            for h in report
+        )
+        parts.append(f"<h3>Verdicts</h3>{_frame(frame)}")
+    elif run.task == "snapshot_expiry":
+        summary = json.loads((run.path / "expiry.json").read_text())
+        cols = [
+            "snapshots",
+            "manifests",
+            "metadata_json_bytes",
+            "metadata_files",
+            "commit_probe_ms",
+            "planning_ms",
+        ]
+        frame = pd.DataFrame(
+            [{"point": k, **{c: summary[k].get(c) for c in cols}} for k in ("before", "after")]
+        )
+        note = f"rows {summary.get('rows'):,}, unchanged by expiry: {summary.get('unchanged')}"
+        parts.append(
+            f"<h3>Before and after expiry</h3>{_frame(frame)}<p class='muted'>{html.escape(note)}</p>"
+        )
+    elif run.task == "schema_evolution":
+        counts = run.meta().get("outcomes", {})
+        table = outcome_table(pd.read_parquet(run.path / RECORDS))
+        parts.append(
+            f"<h3>Outcomes: {html.escape(json.dumps(counts))}</h3>"
+            + table.to_html(index=False, border=0, escape=True)
+        )
+    return "".join(parts)
+
+
+def figure(chart: Chart) -> str:
+    """A chart as an embedded PNG with its caption."""
+    data = base64.b64encode(chart.png.read_bytes()).decode("ascii")
+    return (
+        f"<figure><img class='chart' alt='{html.escape(chart.title)}' src='data:image/png;base64,{data}'>"
+        f"<figcaption><b>{html.escape(chart.title)}.</b> {html.escape(chart.caption)}</figcaption></figure>"
+    )
+
+
+def render(runs: dict[str, Run], charts: dict[str, list[Chart]], skipped: list[Run], results: Path) -> str:
+    """The whole page."""
+    total = sum(len(c) for c in charts.values())
+    toc = "".join(f"<li><a href='#{e}'>{e}</a> ({r.task}, run {r.run_id})</li>" for e, r in runs.items())
+    sections = []
+    for experiment, run in runs.items():
+        sections.append(
+            f"<section id='{html.escape(experiment)}'><h2>{html.escape(experiment)}</h2>"
+            f"{environment(run)}{key_ratios(run)}{''.join(figure(c) for c in charts[experiment])}</section>"
+        )
+    skipped_note = ""
+    if skipped:
+        listed = ", ".join(f"{r.experiment}/{r.run_id} ({r.status})" for r in skipped)
+        skipped_note = f"<p class='muted'>Not shown (not complete): {html.escape(listed)}</p>"
+    made = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>icelab report</title><style>{STYLE}</style></head>"
+        f"<body data-charts-total='{total}'><h1>icelab: Iceberg vs Parquet, from stored results</h1>"
+        f"<p class='muted'>From {html.escape(str(results))}, made {made}; {total} charts. "
+        "Regenerate with <code>icelab report</code>.</p>"
+        f"<ul>{toc}</ul>{skipped_note}{''.join(sections)}<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def build(runs: dict[str, Run], results: Path, out: Path) -> int:
+    """Draw every chart of `runs` into a scratch directory and write the page; the number of charts."""
+    shown = {r.path for r in runs.values()}
+    skipped = [r for r in find_runs(results) if not r.complete and r.path not in shown and r.task in WRITERS]
+    with tempfile.TemporaryDirectory() as scratch:
+        charts = draw(runs, Path(scratch))
+        page = render(runs, charts, skipped, results)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, page)
+    return sum(len(c) for c in charts.values())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write one self-contained HTML report of the newest complete run of each experiment."""
+    p = parser("icelab report", main.__doc__)
+    p.add_argument("--out", type=Path, help="the HTML file (default: <results>/report.html)")
+    args = p.parse_args(argv)
+    runs = runs_from_args(args)
+    if runs is None:
+        return 2
+    out = args.out or args.results / "report.html"
+    count = build(runs, args.results, out)
+    print(f"report: {out} ({count} charts, {out.stat().st_size / 1024:.0f} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Typed, validated view of the composed Hydra config, one module per config group.
+
+Hydra composes; pydantic checks ranges and types, so bad input becomes one line naming
+the key, the value and what is accepted. Where each section is typed:
+
+    base.py        loading a section (one-line errors), Spark conf flattening
+    values.py      window names (1h, 7d, full) and sizes (8MB)
+    dataset.py     dataset        engine.py   engine        paths.py     paths
+    profile.py     profile        setup.py    setup         protocol.py  protocol
+    experiment.py  experiment (planning, canonical, manifest_health, snapshot_expiry, schema_evolution)
+"""
+
+from icelab.core.config.base import flatten, load
+from icelab.core.config.dataset import DatasetConfig, dataset_config
+from icelab.core.config.engine import EngineConfig, engine_config
+from icelab.core.config.experiment import (
+    HEALTH_SOURCES,
+    HEALTH_STATS,
+    CanonicalConfig,
+    ExpiryConfig,
+    HealthConfig,
+    PlanningConfig,
+    SchemaEvolutionConfig,
+    Threshold,
+    canonical_config,
+    expiry_config,
+    health_config,
+    planning_config,
+    schema_evolution_config,
+)
+from icelab.core.config.paths import PathsConfig, paths_config
+from icelab.core.config.profile import ProfileConfig, profile_configs
+from icelab.core.config.protocol import ProtocolConfig, protocol_config
+from icelab.core.config.setup import SetupConfig, setup_configs
+from icelab.core.config.values import WINDOW_RULE, WindowName, parse_size, window_length
+
+__all__ = [
+    "HEALTH_SOURCES",
+    "HEALTH_STATS",
+    "WINDOW_RULE",
+    "CanonicalConfig",
+    "DatasetConfig",
+    "EngineConfig",
+    "ExpiryConfig",
+    "HealthConfig",
+    "PathsConfig",
+    "PlanningConfig",
+    "ProfileConfig",
+    "ProtocolConfig",
+    "SchemaEvolutionConfig",
+    "SetupConfig",
+    "Threshold",
+    "WindowName",
+    "canonical_config",
+    "dataset_config",
+    "engine_config",
+    "expiry_config",
+    "flatten",
+    "health_config",
+    "load",
+    "parse_size",
+    "paths_config",
+    "planning_config",
+    "profile_configs",
+    "protocol_config",
+    "schema_evolution_config",
+    "setup_configs",
+    "window_length",
+]

@@ -1,0 +1,51 @@
+"""Values typed in config: time windows (`1h`, `7d`, `full`) and sizes (`8MB`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+WINDOW_RULE = "use a positive number of hours or days (1h, 7d) or 'full'"
+_UNITS = {"h": dt.timedelta(hours=1), "d": dt.timedelta(days=1)}
+
+
+def window_length(name: str) -> dt.timedelta | None:
+    """The length of a window name (`1h`, `7d`, `180d`); None for `full`, the data's whole span.
+
+    Raises:
+        ValueError: for anything but a positive whole number of hours or days, or `full`.
+    """
+    if name == "full":
+        return None
+    match = re.fullmatch(r"(\d+)([hd])", name)
+    if not match or int(match.group(1)) <= 0:
+        raise ValueError(f"bad window '{name}': {WINDOW_RULE}")
+    return int(match.group(1)) * _UNITS[match.group(2)]
+
+
+def _window_name(name: str) -> str:
+    window_length(name)
+    return name
+
+
+# A window name, checked where it is typed: before any rule that compares windows.
+WindowName = Annotated[str, AfterValidator(_window_name)]
+
+
+_SIZE = re.compile(r"^(\d+)\s*([kmg]?)b?$", re.I)
+_UNIT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def parse_size(text: str) -> int:
+    """`8MB`, `256kb`, `1g`, `4096` -> bytes (binary units, as Iceberg's size properties).
+
+    Raises:
+        ValueError: for anything else.
+    """
+    match = _SIZE.fullmatch(str(text).strip())
+    if not match or int(match.group(1)) <= 0:
+        raise ValueError(f"bad size '{text}': use a positive number with KB, MB or GB, e.g. 8MB")
+    return int(match.group(1)) * _UNIT[match.group(2).lower()]

@@ -1,0 +1,168 @@
+"""How a run ends, written down whatever the ending: `run.json`'s status.
+
+Every run directory gets `run.json` with `status: running`, the process id and host the moment
+it is created, and the process holds an exclusive lock on the directory's `.lock` file for as
+long as the run is open. The run then ends as `complete`, `failed` or `interrupted` (Ctrl-C).
+A process killed outright (kill -9, out of memory, power) writes nothing, but the kernel drops
+its lock; so a run that says `running` while nobody holds its lock is `abandoned`, and the next
+run started on the same results directory marks it `interrupted` for good (`reap`). Readers
+never mistake a dead run for a live or finished one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import functools
+import json
+import os
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from icelab.core.results import write_json
+
+RUN_JSON = "run.json"
+LOCK = ".lock"
+RUNNING, COMPLETE, FAILED = "running", "complete", "failed"
+INTERRUPTED, ABANDONED = "interrupted", "abandoned"
+
+# Runs this process opened and has not ended, oldest first, with their lock descriptors.
+_open: dict[Path, int] = {}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def now() -> str:
+    """UTC now, to the second, ISO 8601."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def read(run_dir: Path) -> dict[str, Any]:
+    """The run's run.json (empty when absent).
+
+    Raises:
+        ValueError: when it does not parse (readers list such a run as unreadable).
+    """
+    try:
+        return json.loads((run_dir / RUN_JSON).read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def update(run_dir: Path, **fields: Any) -> dict[str, Any]:
+    """Merge `fields` into run.json (atomically) and return the result."""
+    info = read(run_dir) | fields
+    write_json(run_dir / RUN_JSON, info)
+    return info
+
+
+def start(run_dir: Path, **fields: Any) -> None:
+    """Open a run: take its lock and write run.json as running, with who runs it."""
+    fd = os.open(run_dir / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh directory: nobody else can hold it
+    _open[run_dir] = fd
+    update(run_dir, status=RUNNING, pid=os.getpid(), host=socket.gethostname(), started_utc=now(), **fields)
+
+
+def finish(run_dir: Path, status: str, **fields: Any) -> None:
+    """End a run this process opened: final status in run.json, then release its lock."""
+    update(run_dir, status=status, finished_utc=now(), **fields)
+    fd = _open.pop(run_dir, None)
+    if fd is not None:
+        os.close(fd)  # closing drops the lock
+        (run_dir / LOCK).unlink(missing_ok=True)
+
+
+def is_held(run_dir: Path) -> bool:
+    """Whether some live process (this one included) holds the run's lock."""
+    if run_dir in _open:
+        return True
+    try:
+        fd = os.open(run_dir / LOCK, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also drops the probe's lock when it got it
+    return False
+
+
+def status(run_dir: Path) -> str | None:
+    """run.json's status, with `running` read as `abandoned` when its process is gone.
+
+    A run started on another host cannot be probed from here and keeps its `running`.
+    """
+    info = read(run_dir)
+    found = info.get("status")
+    if found == RUNNING and info.get("host", socket.gethostname()) == socket.gethostname():
+        return RUNNING if is_held(run_dir) else ABANDONED
+    return found
+
+
+def not_complete(status: str | None) -> str:
+    """The validators' line for a run that did not end complete."""
+    why = {
+        "unknown": " (no run.json, and no final file marks it finished)",
+        ABANDONED: " (its process is gone, killed?; the next run on these results marks it interrupted)",
+    }.get(str(status), "")
+    return f"run status is {status!r}, not 'complete'{why}"
+
+
+def reap(results_dir: Path) -> list[Path]:
+    """Mark every abandoned run under `results_dir/runs` as interrupted; return them."""
+    reaped = []
+    for run_json in sorted((results_dir / "runs").glob(f"*/*/{RUN_JSON}")):
+        run_dir = run_json.parent
+        try:
+            abandoned = status(run_dir) == ABANDONED
+        except ValueError:
+            continue  # unreadable: the validator names it; not ours to rewrite
+        if abandoned:
+            info = read(run_dir)
+            update(
+                run_dir,
+                status=INTERRUPTED,
+                ended=f"process {info.get('pid')} on {info.get('host')} ended without closing the run "
+                f"(killed?); marked by process {os.getpid()} at {now()}",
+            )
+            (run_dir / LOCK).unlink(missing_ok=True)
+            reaped.append(run_dir)
+    return reaped
+
+
+def tracked(func: F) -> F:
+    """Decorate an experiment's `run(cfg)`: every run it opens ends with a status.
+
+    Returns normally: complete. Ctrl-C: interrupted, one line, exit status 130. Any other
+    exception: failed, with the error, and the exception propagates.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        before = set(_open)
+
+        def end(status: str, **fields: Any) -> list[Path]:
+            mine = [d for d in list(_open) if d not in before]
+            for run_dir in mine:
+                finish(run_dir, status, **fields)
+            return mine
+
+        try:
+            result = func(*args, **kwargs)
+        except KeyboardInterrupt:
+            for run_dir in end(INTERRUPTED):
+                print(f"icelab: interrupted: what was measured is kept in {run_dir}", file=sys.stderr)
+            raise SystemExit(130) from None
+        except BaseException as exc:
+            end(FAILED, error=repr(exc)[:500])
+            raise
+        end(COMPLETE)
+        return result
+
+    return wrapper  # type: ignore[return-value]

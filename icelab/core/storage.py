@@ -1,0 +1,155 @@
+"""Paths and files on any Hadoop file system (local, HDFS, S3A, ABFS) through Spark's JVM.
+
+A path without a scheme is a local path and becomes a `file:` URI; anything on a cluster
+is given as a URI (hdfs://, s3a://, abfss://) in config.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+from pyspark.sql import SparkSession
+
+from icelab.core.errors import UserError
+
+
+def to_uri(path: str) -> str:
+    """Return a fully qualified URI; scheme-less paths are local and made absolute."""
+    if urlparse(path).scheme and len(urlparse(path).scheme) > 1:  # "C:" is not a scheme
+        return path.rstrip("/")
+    return "file://" + os.path.abspath(path)
+
+
+def join(uri: str, *parts: str) -> str:
+    """Join URI path segments with '/'."""
+    return "/".join([uri.rstrip("/"), *(p.strip("/") for p in parts)])
+
+
+def local_path(uri: str) -> str | None:
+    """The local file system path of a `file:` URI, else None."""
+    parsed = urlparse(uri)
+    return parsed.path if parsed.scheme == "file" else None
+
+
+def check_local_dir(uri: str, key: str, min_free_gb: float) -> None:
+    """Fail with one line when a local directory is a file, cannot be written or lacks space.
+
+    Remote URIs are checked by their file system when Spark first writes there.
+
+    Args:
+        uri: the directory, as `to_uri` gives it.
+        key: the setting it came from (`paths.data_dir`), named in the message.
+        min_free_gb: least free space, in GB (10^9 bytes), on the directory's disk.
+    """
+    path = local_path(uri)
+    if path is None:
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UserError(f"{key}='{path}' is a file, not a directory; give a directory")
+    probe = os.path.join(path, f".icelab-probe-{uuid.uuid4().hex}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with open(probe, "w") as fh:
+            fh.write("ok")
+        os.remove(probe)
+    except OSError as exc:
+        # A full disk fails the probe before the free-space threshold is reached: say which.
+        if exc.errno == errno.ENOSPC:
+            why = "is on a full disk; free some space or give another directory"
+        else:
+            why = f"is not writable ({exc.strerror or exc}); give a writable directory"
+        raise UserError(f"{key}='{path}' {why}") from None
+    free_gb = shutil.disk_usage(path).free / 1e9
+    if free_gb < min_free_gb:
+        raise UserError(
+            f"{key}='{path}' has {free_gb:.2f} GB free, below paths.min_free_gb={min_free_gb:g}; "
+            "free some space, give another directory or lower paths.min_free_gb"
+        )
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """One file under a listed directory."""
+
+    path: str
+    size: int
+
+
+class Storage:
+    """Hadoop FileSystem operations for one Spark session."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._jvm = spark.sparkContext._jvm
+        self._hconf = spark.sparkContext._jsc.hadoopConfiguration()
+
+    def _fs_path(self, uri: str):  # noqa: ANN202 (py4j objects)
+        path = self._jvm.org.apache.hadoop.fs.Path(uri)
+        return path.getFileSystem(self._hconf), path
+
+    def exists(self, uri: str) -> bool:
+        """Whether a file or directory exists."""
+        fs, path = self._fs_path(uri)
+        return bool(fs.exists(path))
+
+    def delete(self, uri: str) -> None:
+        """Delete recursively; missing is fine."""
+        fs, path = self._fs_path(uri)
+        if fs.exists(path):
+            fs.delete(path, True)
+
+    def mkdirs(self, uri: str) -> None:
+        """Create a directory and its parents."""
+        fs, path = self._fs_path(uri)
+        fs.mkdirs(path)
+
+    def read_text(self, uri: str) -> str:
+        """Read a whole (small) text file."""
+        fs, path = self._fs_path(uri)
+        stream = fs.open(path)
+        try:
+            reader = self._jvm.java.io.BufferedReader(self._jvm.java.io.InputStreamReader(stream, "UTF-8"))
+            lines = []
+            line = reader.readLine()
+            while line is not None:
+                lines.append(line)
+                line = reader.readLine()
+            return "\n".join(lines)
+        finally:
+            stream.close()
+
+    def write_text_atomic(self, uri: str, text: str) -> None:
+        """Write to a temporary sibling, then rename into place.
+
+        Readers see the old file, no file, or the whole new file: never half of one.
+        """
+        fs, path = self._fs_path(uri)
+        tmp = self._jvm.org.apache.hadoop.fs.Path(f"{uri}.tmp-{uuid.uuid4().hex}")
+        out = fs.create(tmp, True)
+        try:
+            out.write(bytearray(text.encode("utf-8")))
+        finally:
+            out.close()
+        if fs.exists(path):
+            fs.delete(path, False)
+        if not fs.rename(tmp, path):
+            fs.delete(tmp, False)
+            raise OSError(f"could not rename {tmp} to {uri}")
+
+    def list_files(self, uri: str, suffix: str = "") -> list[FileStat]:
+        """All files below a directory (recursive) whose names end with `suffix`."""
+        fs, path = self._fs_path(uri)
+        if not fs.exists(path):
+            return []
+        found = []
+        it = fs.listFiles(path, True)
+        while it.hasNext():
+            status = it.next()
+            name = status.getPath().toString()
+            if name.endswith(suffix):
+                found.append(FileStat(name, int(status.getLen())))
+        return found

@@ -1,0 +1,162 @@
+"""Get a dataset: reuse a finished build, or (re)build, verify and mark it finished."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+from tqdm import tqdm
+
+from icelab.core import locks, storage
+from icelab.core.config import EngineConfig
+from icelab.core.errors import UserError
+from icelab.core.storage import Storage
+from icelab.datagen.dataset import Dataset
+from icelab.datagen.ingest import IngestTimes, ingest, table_properties
+from icelab.datagen.summary import summarize
+from icelab.datagen.verify import (
+    DUCKDB_MEMORY,
+    Checksums,
+    Verification,
+    compare,
+    duckdb_checksums,
+    duckdb_connection,
+    iceberg_source,
+    parquet_source,
+    spark_checksums,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Built:
+    """A ready dataset and what its completion mark says about it."""
+
+    dataset: Dataset
+    reused: bool
+    info: dict[str, Any]
+    verification: Verification | None = None  # set when this call built (and so verified) it
+
+
+def verify(
+    spark: SparkSession,
+    dataset: Dataset,
+    with_duckdb: bool = True,
+    progress: bool = False,
+    duckdb_memory: str = DUCKDB_MEMORY,
+) -> Verification:
+    """Checksums per day of both tables by Spark, and by DuckDB when the data is local."""
+    schema = spark.table(dataset.iceberg_table).schema
+    readers: dict[str, Callable[[], Checksums]] = {
+        "spark/iceberg": lambda: spark_checksums(spark, dataset.iceberg_table, schema),
+        "spark/parquet": lambda: spark_checksums(spark, dataset.parquet_table, schema),
+    }
+    pq_dir = storage.local_path(dataset.parquet_uri)
+    ice_dir = storage.local_path(dataset.iceberg_uri)
+    con = duckdb_connection(memory_limit=duckdb_memory) if with_duckdb and pq_dir and ice_dir else None
+    if con is not None:
+        readers["duckdb/parquet"] = lambda: duckdb_checksums(con, parquet_source(pq_dir), schema)
+        readers["duckdb/iceberg"] = lambda: duckdb_checksums(con, iceberg_source(ice_dir), schema)
+    elif with_duckdb:
+        log.warning("DuckDB check skipped: %s is not on the local file system", dataset.uri)
+    readings = {}
+    bar = tqdm(readers.items(), desc="verify", unit="reading", disable=not progress)
+    for name, read in bar:
+        bar.set_postfix_str(name)
+        readings[name] = read()
+    if con is not None:
+        con.close()
+    return compare(readings)
+
+
+def _throughput(times: IngestTimes, summary: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"seconds": asdict(times) | {"total_s": times.total_s}}
+    out["seconds"].pop("per_batch")
+    for fmt in ("parquet", "iceberg"):
+        secs = getattr(times, f"{fmt}_s")
+        out[fmt] = {
+            "rows_per_s": times.rows / secs if secs else None,
+            "mb_per_s": summary[fmt]["bytes"] / 1e6 / secs if secs else None,
+        }
+    out["both_formats_rows_per_s"] = times.rows / times.total_s if times.total_s else None
+    return out
+
+
+def read_marker(spark: SparkSession, dataset: Dataset) -> dict[str, Any] | None:
+    """The completion mark's content, or None for a missing or unfinished dataset."""
+    fs = Storage(spark)
+    if not fs.exists(dataset.marker_uri):
+        return None
+    info = json.loads(fs.read_text(dataset.marker_uri))
+    return info if info.get("hash") == dataset.hash else None
+
+
+def ensure(
+    spark: SparkSession,
+    dataset: Dataset,
+    engine: EngineConfig,
+    force: bool = False,
+    with_duckdb: bool = True,
+    progress: bool = True,
+    duckdb_memory: str = DUCKDB_MEMORY,
+) -> Built:
+    """Reuse the finished dataset, or build it from scratch.
+
+    Raises:
+        UserError: when the freshly built tables do not hold the same rows.
+    """
+    fs = Storage(spark)
+    dataset.register_catalog(spark, engine)
+    # Read under a shared lock, built under an exclusive one: a run never reads a dataset
+    # another run is (re)building, and two runs needing the same new dataset build it once.
+    what, key = f"dataset {dataset.config.name}-{dataset.hash}", locks.key_of(dataset.uri)
+    locks.acquire(key, what, exclusive=force)
+    info = None if force else read_marker(spark, dataset)
+    if info is None and not force:
+        locks.acquire(key, what, exclusive=True)
+        info = read_marker(spark, dataset)  # another run may have built it while this one waited
+    if info is not None:
+        locks.acquire(key, what, exclusive=False)
+        dataset.register_parquet(spark)
+        return Built(dataset, True, info)
+
+    if fs.exists(dataset.uri):
+        why = "force=true" if force else "no completion mark: an interrupted build"
+        log.warning("rebuilding %s (%s)", dataset.uri, why)
+        # The Hadoop catalog rereads metadata from storage on each load (catalog caching is
+        # pinned off in conf/engine/_common.yaml), so deleting the files forgets the table.
+        fs.delete(dataset.uri)
+    fs.mkdirs(dataset.uri)
+    started = dt.datetime.now(dt.timezone.utc)
+    t0 = time.perf_counter()
+    times = ingest(spark, dataset, progress=progress)
+    dataset.register_parquet(spark)
+    summary = summarize(spark, dataset)
+    check = verify(spark, dataset, with_duckdb, progress, duckdb_memory)
+    if not check.ok:
+        raise UserError(
+            f"dataset {dataset.uri} failed verification: {len(check.mismatches)} day(s) differ, "
+            f"first {check.mismatches[0]}"
+        )
+    info = {
+        "name": dataset.config.name,
+        "hash": dataset.hash,
+        "uri": dataset.uri,
+        "created_utc": started.isoformat(timespec="seconds"),
+        "config": dataset.config.model_dump(mode="json"),
+        "iceberg_table_properties": table_properties(dataset),
+        "summary": summary,
+        "ingest": _throughput(times, summary),
+        "verification": {k: list(v) for k, v in check.totals().items()},
+        "build_wall_s": time.perf_counter() - t0,
+    }
+    fs.write_text_atomic(dataset.marker_uri, json.dumps(info, indent=2, default=str))
+    locks.acquire(key, what, exclusive=False)
+    return Built(dataset, False, info, check)

@@ -1,0 +1,140 @@
+"""Task `manifest_health`: report how day partitions spread over manifests, judge it against
+the policy (healthy / rewrite advised / rewrite needed), optionally rewrite, report again.
+
+The rewrite runs on a registered copy of the table (a `rewrite_<size>` profile), so the dataset
+stays as ingested for every other experiment. Results: partitions.parquet, manifests.parquet,
+report.json, env.json, config.yaml and two charts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig
+from pyspark.sql import SparkSession
+
+from icelab.bench.context import open_context
+from icelab.bench.manifest_stats import manifests, partition_counts, statistics
+from icelab.bench.profiles import Profile, prepare
+from icelab.charts.health import write_charts
+from icelab.core import run_state
+from icelab.core.config import HealthConfig, Threshold, health_config, parse_size, profile_configs
+from icelab.core.results import write_json, write_parquet
+
+LEVELS = ("healthy", "rewrite advised", "rewrite needed")
+
+
+@dataclass
+class Health:
+    """One table state's report."""
+
+    state: str
+    table: str
+    partitions: pd.DataFrame
+    manifests: pd.DataFrame
+    stats: dict[str, dict[str, float]]
+    verdict: str
+    reasons: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        """The report without the per-row frames."""
+        return {
+            "state": self.state,
+            "table": self.table,
+            "manifests": len(self.manifests),
+            "manifest_bytes": int(self.manifests.length.sum()),
+            "day_partitions": len(self.partitions),
+            "stats": self.stats,
+            "verdict": self.verdict,
+            "reasons": self.reasons,
+        }
+
+
+def judge(stats: dict[str, dict[str, float]], rules: dict[str, Threshold]) -> tuple[str, list[str]]:
+    """The worst level any rule reaches, and every rule that tripped, as a reason."""
+    level, reasons = 0, []
+    for key, threshold in rules.items():
+        source, stat = key.split("_", 1)
+        value = stats[source][stat]
+        hit = 2 if value > threshold.need else 1 if value > threshold.advise else 0
+        if hit:
+            reasons.append(
+                f"{key} = {value:.2f} > {threshold.need if hit == 2 else threshold.advise:g} ({LEVELS[hit]})"
+            )
+        level = max(level, hit)
+    return LEVELS[level], reasons
+
+
+def inspect(spark: SparkSession, state: str, table: str, rules: dict[str, Threshold]) -> Health:
+    """Counts, statistics and verdict for one table state."""
+    mans = manifests(spark, table)
+    parts = partition_counts(spark, table, mans)
+    mans["span"] = mans.span_days / max(len(parts), 1)
+    stats = {
+        "exact": statistics(parts.exact),
+        "bounds": statistics(parts.bounds),
+        "span": statistics(mans.span),
+        "manifest_kb": statistics(mans.length / 1024),
+        "manifest_entries": statistics(mans.entries),
+    }
+    verdict, reasons = judge(stats, rules)
+    return Health(state, table, parts, mans, stats, verdict, reasons)
+
+
+def render(h: Health) -> str:
+    """The console report of one state."""
+    s = h.stats
+    row = "  {:<26}" + " {:>8}" * 8
+    lines = [
+        f"{h.state}: {len(h.manifests)} data manifests ({h.manifests.length.sum() / 1e6:.1f} MB) over "
+        f"{len(h.partitions)} day partitions -> {h.verdict.upper()}",
+        row.format("per day partition", "min", "max", "mean", "median", "stdev", "p60", "p90", "p99"),
+    ]
+    for key, label in (("exact", "manifests holding the day"), ("bounds", "manifests planning opens")):
+        lines.append(row.format(label, *(f"{s[key][k]:.1f}" for k in s[key])))
+    lines.append(row.format("per manifest", *[""] * 8))
+    for key, label in (
+        ("span", "span (share of days)"),
+        ("manifest_kb", "size KB"),
+        ("manifest_entries", "entries"),
+    ):
+        lines.append(row.format(label, *(f"{s[key][k]:.2f}" for k in s[key])))
+    lines += [f"  reason: {r}" for r in h.reasons]
+    return "\n".join(lines)
+
+
+def _save(run_dir: Path, reports: list[Health]) -> None:
+    parts = pd.concat([h.partitions.assign(state=h.state) for h in reports], ignore_index=True)
+    mans = pd.concat([h.manifests.assign(state=h.state) for h in reports], ignore_index=True)
+    write_parquet(run_dir / "partitions.parquet", parts)
+    write_parquet(run_dir / "manifests.parquet", mans)
+    write_json(run_dir / "report.json", [h.as_json() for h in reports])
+
+
+@run_state.tracked
+def run(cfg: DictConfig) -> Path:
+    """Report, optionally rewrite (on a copy) and report again; store and chart.
+
+    Returns:
+        The run directory.
+    """
+    hcfg: HealthConfig = health_config(cfg)
+    profiles = profile_configs(cfg)
+    ctx = open_context(cfg)
+    built = ctx.dataset()
+    name, profile = next(iter(profiles.items()))
+    spark, ds = ctx.spark, built.dataset
+    reports = [inspect(spark, name, prepare(spark, ds, Profile.of(name, profile)), hcfg.rules)]
+    if hcfg.rewrite_target is not None:
+        after = f"rewrite_{hcfg.rewrite_target.lower()}"
+        table = prepare(spark, ds, Profile(after, parse_size(hcfg.rewrite_target)))
+        reports.append(inspect(spark, after, table, hcfg.rules))
+    run_dir = ctx.new_run(hcfg.name, built)
+    _save(run_dir, reports)
+    charts = write_charts(run_dir)
+    print("\n\n".join(render(h) for h in reports))
+    print(f"results: {run_dir} (charts: {', '.join(p.name for p in charts)})")
+    return run_dir

@@ -1,0 +1,183 @@
+"""Task `planning` (experiments manifest_8mb, manifest_sweep, smoke): time windows x table
+variants, planning measured apart from execution, with each format's scan metrics.
+
+Writes, under results/runs/<experiment>/<run_id>/: measurements.parquet (the contract),
+env.json, config.yaml, run.json, summary.csv, growth.csv, overhead.csv, answers.json and the
+charts. An interrupted run keeps every finished round.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig
+from pyspark.sql import SparkSession
+
+from icelab.bench import answers, stats
+from icelab.bench.context import Context, open_context
+from icelab.bench.measure import overhead_pairs
+from icelab.bench.protocol import Case, cases
+from icelab.bench.recorder import Recorder
+from icelab.bench.variants import Variant, settings, table_state, variants
+from icelab.bench.windows import Window, load_query, window_in_data
+from icelab.charts.planning import write_charts
+from icelab.core import run_state
+from icelab.core.config import (
+    DatasetConfig,
+    PlanningConfig,
+    ProtocolConfig,
+    dataset_config,
+    planning_config,
+    profile_configs,
+    protocol_config,
+)
+from icelab.core.results import write_csv
+
+
+def measure_overhead(spark: SparkSession, all_cases: list[Case], window: str, pairs: int) -> pd.DataFrame:
+    """measure() against a plain collect of the same query, per variant and query, at one window."""
+    rows = []
+    for case in (c for c in all_cases if c.window.name == window):
+        with settings(spark, case.variant):
+            for pair in overhead_pairs(spark, case.sql, pairs):
+                rows.append({"query_id": case.query_id, "variant": case.variant.label, **pair})
+    frame = pd.DataFrame(rows, columns=["query_id", "variant", "pair", "measured_total_ms", "plain_ms"])
+    frame["overhead_ms"] = frame["measured_total_ms"] - frame["plain_ms"]
+    return frame
+
+
+def _fmt(value: Any, unstable: bool = False) -> str:
+    if value is None or pd.isna(value):
+        return "-"
+    return f"{value:,.0f}{'~' if unstable else ''}"
+
+
+def report(
+    summary: pd.DataFrame, growth: pd.DataFrame, overhead: pd.DataFrame, ratio: tuple[str, str]
+) -> str:
+    """Console tables: median planning per variant and window, manifests scanned, growth."""
+    lines = []
+    order = summary.drop_duplicates("window").sort_values("window_hours")["window"].tolist()
+    for query, part in summary.groupby("query_id", sort=False):
+        cells = part.assign(
+            cell=[
+                _fmt(v, u)
+                for v, u in zip(part["planning_ms_median"], part["planning_ms_unstable"], strict=True)
+            ]
+        )
+        table = cells.pivot(index="variant", columns="window", values="cell")[order]
+        lines += [f"{query}: median planning ms (~ may be unstable: IQR > threshold)", table.to_string(), ""]
+        man = part[part["format"] == "iceberg"].assign(
+            cell=lambda d: [
+                f"{_fmt(s)}/{_fmt(t)}"
+                for s, t in zip(d["manifests_scanned"], d["manifests_total"], strict=True)
+            ]
+        )
+        if not man.empty:
+            table = man.pivot(index="variant", columns="window", values="cell")[order]
+            lines += [f"{query}: manifests scanned / total", table.to_string(), ""]
+    wide, narrow = ratio
+    lines.append(f"planning growth {wide} / {narrow} (harness; Iceberg's own clock)")
+    for rec in growth.to_dict("records"):
+        ice = rec["iceberg_planning_ratio"]
+        lines.append(
+            f"  {rec['query_id']:<22} {rec['variant']:<28} {rec['planning_ratio']:6.2f}x"
+            + ("" if pd.isna(ice) else f"  ({ice:.2f}x)")
+        )
+    if not overhead.empty:
+        ov = overhead.groupby("variant")["overhead_ms"].median()
+        plain = overhead.groupby("variant")["plain_ms"].median()
+        lines.append("measure() overhead vs a plain collect (median of pairs)")
+        for variant in ov.index:
+            lines.append(f"  {variant:<28} {ov[variant]:+8.1f} ms on {plain[variant]:,.0f} ms")
+    return "\n".join(lines)
+
+
+def _validate_inputs(pcfg: PlanningConfig, dataset: DatasetConfig) -> list[Window]:
+    """Check the queries and windows before Spark starts (the config checked the window names);
+    return the windows."""
+    for query in pcfg.queries:
+        load_query(query)
+    # A window's length is what this experiment varies: one longer than the data is an error.
+    return [window_in_data(w, pcfg.end, dataset) for w in pcfg.windows]
+
+
+@run_state.tracked
+def run(cfg: DictConfig) -> Path:
+    """Measure every (query, window, variant) for the protocol's rounds; store and chart.
+
+    Returns:
+        The run directory.
+    """
+    pcfg, protocol = planning_config(cfg), protocol_config(cfg)
+    profiles = profile_configs(cfg)
+    windows = _validate_inputs(pcfg, dataset_config(cfg))
+    ctx = open_context(cfg)
+    built = ctx.dataset()
+    ds = built.dataset
+    progress = bool(cfg.progress)
+    variant_list = variants(ctx.spark, ds, profiles, pcfg.parquet, progress)
+    all_cases = cases(pcfg.queries, windows, variant_list)
+    run_dir = ctx.new_run(pcfg.name, built)
+    base = {"run_id": run_dir.name, "experiment": pcfg.name, "dataset": f"{ds.config.name}-{ds.hash}"}
+    recorder = Recorder(
+        run_dir, _run_info(ctx, pcfg, protocol, base, windows, variant_list, all_cases, profiles)
+    )
+    print(
+        f"{pcfg.name}: {len(all_cases)} cases x {protocol.warmups + protocol.repetitions} rounds -> {run_dir}"
+    )
+    recorder.record(ctx.spark, all_cases, protocol, base, progress)
+    _finish(ctx, pcfg, protocol, recorder, ds, windows, all_cases, run_dir)
+    return run_dir
+
+
+def _run_info(
+    ctx: Context,
+    pcfg: PlanningConfig,
+    protocol: ProtocolConfig,
+    base: dict[str, str],
+    windows: list[Window],
+    variant_list: list[Variant],
+    all_cases: list[Case],
+    profiles: dict[str, Any],
+) -> dict[str, Any]:
+    rounds = protocol.warmups + protocol.repetitions
+    return {
+        **base,
+        "planned_rows": len(all_cases) * rounds,
+        "protocol": protocol.model_dump(),
+        "queries": {c.query_id: c.query_sha256 for c in all_cases},
+        "windows": {w.name: [w.start.isoformat(), w.end.isoformat()] for w in windows},
+        "variants": {v.label: table_state(ctx.spark, v) for v in variant_list},
+        "profiles": {name: p.model_dump() for name, p in profiles.items()},
+        "ratio": list(pcfg.ratio),
+    }
+
+
+def _finish(
+    ctx: Context,
+    pcfg: PlanningConfig,
+    protocol: ProtocolConfig,
+    recorder: Recorder,
+    ds: Any,
+    windows: list[Window],
+    all_cases: list[Case],
+    run_dir: Path,
+) -> None:
+    progress = bool(ctx.cfg.progress)
+    overhead = measure_overhead(ctx.spark, all_cases, protocol.overhead_window, protocol.overhead_pairs)
+    write_csv(run_dir / "overhead.csv", overhead)
+    measurements = pd.DataFrame(recorder.rows)
+    checked = answers.check_run(run_dir, measurements, ds, windows, ctx.cfg.verify, progress)
+    recorder.close(answers_agree=all(rec["agree"] for rec in checked))
+    summary = stats.summarize(measurements, protocol.unstable_iqr)
+    write_csv(run_dir / "summary.csv", summary)
+    growth = stats.growth(summary, *pcfg.ratio)
+    write_csv(run_dir / "growth.csv", growth)
+    charts = write_charts(run_dir)
+    print(report(summary, growth, overhead, pcfg.ratio))
+    print(answers.verdict(checked))
+    print(f"results: {run_dir} ({len(recorder.rows)} rows; charts: {', '.join(p.name for p in charts)})")
+    answers.raise_if_differ(checked, run_dir)

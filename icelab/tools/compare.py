@@ -1,0 +1,246 @@
+"""Compare two stored runs: per (query, variant, window) and timing, the change of the median
+and a Mann-Whitney U test over the measured repetitions, flagging regressions and improvements.
+
+icelab compare <run_a> <run_b> [--alpha 0.05] [--min-change 0.10] [--out FILE]
+
+A run is named by its directory or its run id (searched under --results). A change is flagged
+only when it is both significant (p < alpha) and large enough (|change| >= min-change). With few
+repetitions the exact test cannot reach alpha at all: 3 against 3 gives at best p = 0.1, so such
+cases are reported as `too few repetitions`, never silently as `no change`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import false_discovery_control, mannwhitneyu
+
+from icelab.core.contract import read_measurements
+from icelab.core.results import write_csv
+from icelab.core.runs import Run, find_run
+
+KEYS = ["query_id", "variant", "window"]
+TIMINGS = ["planning_ms", "execution_ms", "total_ms"]
+STATS = ["n_a", "n_b", "median_a", "median_b", "change", "p_value", "min_p"]
+SHOWN = [*KEYS, "timing", "n_a", "n_b", "median_a", "median_b", "change", "p_value", "p_adjusted", "verdict"]
+REGRESSION, IMPROVEMENT, NO_CHANGE = "regression", "improvement", "no change"
+TOO_FEW, MISSING = "too few repetitions", "missing"
+# Config keys that name where things went, not what was measured.
+IGNORED_CONFIG = ("paths.", "progress", "hydra.")
+
+
+def min_p(n: int, m: int) -> float:
+    """The smallest two-sided p-value the exact Mann-Whitney U test can give for sizes n and m:
+    both tails of the single most extreme ordering, 2 / C(n+m, n)."""
+    if n == 0 or m == 0:
+        return 1.0
+    return min(1.0, 2 / math.comb(n + m, n))
+
+
+def reps_needed(alpha: float) -> int:
+    """The fewest repetitions per side (equal sizes) with which the test can reach p < alpha."""
+    n = 1
+    while min_p(n, n) >= alpha:
+        n += 1
+    return n
+
+
+def measured(measurements: pd.DataFrame) -> pd.DataFrame:
+    """The rows that count: measured rounds (no warm-ups) that succeeded."""
+    return measurements[(~measurements["warmup"].astype(bool)) & (measurements["status"] == "ok")]
+
+
+def _p_value(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) == 0 or len(b) == 0:
+        return float("nan")
+    if np.array_equal(np.sort(a), np.sort(b)):
+        return 1.0  # identical samples: scipy may return nan when every value ties
+    p = mannwhitneyu(a, b, alternative="two-sided").pvalue
+    return 1.0 if np.isnan(p) else float(p)
+
+
+def verdict(n_a: int, n_b: int, change: float, p: float, alpha: float, min_change: float) -> str:
+    """The label of one comparison."""
+    if n_a == 0 or n_b == 0:
+        return MISSING
+    if min_p(n_a, n_b) >= alpha:
+        return TOO_FEW
+    if p < alpha and not np.isnan(change) and abs(change) >= min_change:
+        return REGRESSION if change > 0 else IMPROVEMENT
+    return NO_CHANGE
+
+
+def adjust(p_values: np.ndarray, correction: str) -> np.ndarray:
+    """p-values corrected for testing many cells at once: `bh` (Benjamini-Hochberg, the false
+    discovery rate over the cells) or `none`."""
+    if correction == "none" or len(p_values) == 0:
+        return p_values
+    return false_discovery_control(p_values, method="bh")
+
+
+def compare(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    alpha: float = 0.05,
+    min_change: float = 0.10,
+    correction: str = "bh",
+) -> pd.DataFrame:
+    """One row per (query, variant, window, timing): sizes, medians, relative change (b over a,
+    positive = slower), p-value, p-value adjusted over every testable cell, and verdict.
+
+    Dozens of cells are tested at once; without a correction, 5% of unchanged cells would be
+    flagged at alpha 0.05 by chance alone.
+    """
+    a, b = measured(a), measured(b)
+    groups_a = dict(tuple(a.groupby(KEYS, sort=False)))
+    groups_b = dict(tuple(b.groupby(KEYS, sort=False)))
+    rows = []
+    for key in list(dict.fromkeys([*groups_a, *groups_b])):
+        for timing in TIMINGS:
+            va = groups_a[key][timing].dropna().to_numpy(float) if key in groups_a else np.array([])
+            vb = groups_b[key][timing].dropna().to_numpy(float) if key in groups_b else np.array([])
+            if len(va) == 0 and len(vb) == 0:
+                continue  # a timing neither run took (execution of planned-only rounds)
+            med_a = float(np.median(va)) if len(va) else float("nan")
+            med_b = float(np.median(vb)) if len(vb) else float("nan")
+            change = (med_b - med_a) / med_a if med_a else float("nan")
+            p = _p_value(va, vb)
+            rows.append(
+                {
+                    **dict(zip(KEYS, key, strict=True)),
+                    "timing": timing,
+                    "n_a": len(va),
+                    "n_b": len(vb),
+                    "median_a": med_a,
+                    "median_b": med_b,
+                    "change": change,
+                    "p_value": p,
+                    "min_p": min_p(len(va), len(vb)),
+                }
+            )
+    table = pd.DataFrame(rows, columns=[*KEYS, "timing", *STATS])
+    testable = (table["n_a"] > 0) & (table["n_b"] > 0) & (table["min_p"] < alpha)
+    table["p_adjusted"] = table["p_value"]
+    table.loc[testable, "p_adjusted"] = adjust(table.loc[testable, "p_value"].to_numpy(float), correction)
+    table["verdict"] = [
+        verdict(r.n_a, r.n_b, r.change, r.p_adjusted, alpha, min_change) for r in table.itertuples()
+    ]
+    return table
+
+
+def _flatten(tree: object, prefix: str = "") -> dict[str, object]:
+    if not isinstance(tree, dict):
+        return {prefix.rstrip("."): tree}
+    out: dict[str, object] = {}
+    for key, value in tree.items():
+        out |= _flatten(value, f"{prefix}{key}.")
+    return out
+
+
+def differences(a: Run, b: Run) -> list[str]:
+    """What differs between two runs besides the measurements: experiment, dataset, code, config."""
+    notes = []
+    if a.experiment != b.experiment:
+        notes.append(f"experiments differ: {a.experiment} vs {b.experiment}")
+    env_a, env_b = a.env(), b.env()
+    ds_a, ds_b = (
+        "{name}-{hash}".format(**(e.get("dataset") or {"name": "?", "hash": "?"})) for e in (env_a, env_b)
+    )
+    if ds_a != ds_b:
+        notes.append(f"datasets differ: {ds_a} vs {ds_b}")
+    git_a, git_b = env_a.get("git") or {}, env_b.get("git") or {}
+    if git_a.get("commit") != git_b.get("commit"):
+        notes.append(f"git commits differ: {str(git_a.get('commit'))[:7]} vs {str(git_b.get('commit'))[:7]}")
+    dirty = [r.run_id for r, g in ((a, git_a), (b, git_b)) if g.get("dirty")]
+    if dirty:
+        notes.append(f"uncommitted changes when measured: {', '.join(dict.fromkeys(dirty))}")
+    cfg_a, cfg_b = _flatten(a.config()), _flatten(b.config())
+    keys = sorted(
+        k
+        for k in set(cfg_a) | set(cfg_b)
+        if cfg_a.get(k) != cfg_b.get(k) and not k.startswith(IGNORED_CONFIG)
+    )
+    if keys:
+        shown = "; ".join(f"{k}: {cfg_a.get(k)!r} -> {cfg_b.get(k)!r}" for k in keys[:20])
+        more = f" (and {len(keys) - 20} more)" if len(keys) > 20 else ""
+        notes.append(f"configs differ in {len(keys)} keys: {shown}{more}")
+    return notes
+
+
+def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
+    """The console view: changed rows (or every row), the verdict counts, and the repetitions note."""
+    lines = []
+    shown = table if show_all else table[table["verdict"].isin([REGRESSION, IMPROVEMENT])]
+    if not shown.empty:
+        view = shown.assign(
+            change=shown["change"].map(lambda c: f"{c:+.1%}"),
+            p_value=shown["p_value"].map(lambda p: f"{p:.3g}"),
+            p_adjusted=shown["p_adjusted"].map(lambda p: f"{p:.3g}"),
+            median_a=shown["median_a"].map(lambda v: f"{v:,.1f}"),
+            median_b=shown["median_b"].map(lambda v: f"{v:,.1f}"),
+        )
+        lines.append(view[SHOWN].to_string(index=False))
+    counts = table["verdict"].value_counts()
+    order = [REGRESSION, IMPROVEMENT, NO_CHANGE, TOO_FEW, MISSING]
+    lines.append("verdicts: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in order))
+    few = table[table["verdict"] == TOO_FEW]
+    if not few.empty:
+        sizes = few.drop_duplicates(["n_a", "n_b"]).sort_values(["n_a", "n_b"])
+        best = ", ".join(f"{r.n_a} vs {r.n_b}: p >= {r.min_p:.3g}" for r in sizes.itertuples())
+        lines.append(
+            f"note: {len(few)} cases have too few repetitions for the test ever to reach alpha "
+            f"{alpha} (smallest two-sided Mann-Whitney p: {best}); they cannot be flagged. "
+            f"Measure at least {reps_needed(alpha)} per side (protocol.repetitions; "
+            "protocol.executions for execution_ms and total_ms)."
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Compare two stored runs per query and timing; print the changes, write them as CSV."""
+    p = argparse.ArgumentParser(prog="icelab compare", description=main.__doc__)
+    p.add_argument("run_a", help="the baseline: a run directory or a run id")
+    p.add_argument("run_b", help="the candidate: a run directory or a run id")
+    p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test")
+    p.add_argument("--min-change", type=float, default=0.10, help="smallest relative change flagged")
+    p.add_argument(
+        "--correction",
+        choices=["bh", "none"],
+        default="bh",
+        help="multiple-testing correction over the cells (bh: Benjamini-Hochberg false discovery rate)",
+    )
+    p.add_argument("--out", type=Path, help="CSV file (default: results/comparisons/<a>_vs_<b>.csv)")
+    p.add_argument("--all", action="store_true", help="print every row, not only the flagged ones")
+    args = p.parse_args(argv)
+    try:
+        a, b = find_run(args.results, args.run_a), find_run(args.results, args.run_b)
+    except FileNotFoundError as exc:
+        print(f"icelab: error: {exc}", file=sys.stderr)
+        return 2
+    table = compare(
+        read_measurements(a.path), read_measurements(b.path), args.alpha, args.min_change, args.correction
+    )
+    print(f"compare: a = {a.experiment}/{a.run_id}, b = {b.experiment}/{b.run_id}")
+    how = "Benjamini-Hochberg adjusted " if args.correction == "bh" else ""
+    print(
+        f"  flag when the {how}p < {args.alpha} (Mann-Whitney U, two-sided) "
+        f"and |change| >= {args.min_change:.0%}"
+    )
+    for note in differences(a, b):
+        print(f"warning: {note}")
+    print(report(table, args.alpha, args.all))
+    out = args.out or Path("results") / "comparisons" / f"{a.run_id}_vs_{b.run_id}.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_csv(out, table)
+    print(f"comparison: {out} ({len(table)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

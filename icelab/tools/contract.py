@@ -1,0 +1,36 @@
+"""`icelab contract <run dir | experiment dir | run id>`: check one run against the results contract.
+
+The contract itself (columns, required files, the checks) is `icelab.core.contract`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pyarrow.parquet as pq
+
+from icelab.core.contract import MEASUREMENTS, validate
+from icelab.core.runs import resolve_run, run_parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Validate a run directory (or the newest run of an experiment); exit 1 on a breach."""
+    parser = run_parser("icelab contract", main.__doc__, incomplete_flag=False)
+    parser.add_argument("--allow-failures", action="store_true", help="failed queries are not a breach")
+    args = parser.parse_args(argv)
+    # The newest run whatever its status: a checker must report a failed run, not skip to an older one.
+    run = resolve_run(args.path, include_incomplete=True)
+    if run is None:
+        return 2
+    run_dir = run.path
+    problems = validate(run_dir, args.allow_failures)
+    for problem in problems:
+        print(f"contract: {run_dir}: {problem}")
+    if not problems:
+        rows = pq.read_metadata(run_dir / MEASUREMENTS).num_rows
+        print(f"contract: {run_dir}: ok ({rows} rows)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""`icelab docs [--check]`: rewrite the generated blocks of README.md and docs/ from stored results.
+
+A block is the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; its
+generator is `BLOCKS[NAME]` of one module of this package (one module per page: `readme`,
+`planning`, ...), a function of the results directory that reads `results/reference/` only.
+`--check` rewrites nothing and exits 1 when a committed block differs from what its generator
+writes (a figure typed or edited by hand, or results changed without `make docs`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from icelab.core.results import write_atomic
+
+REPO = Path(__file__).resolve().parents[3]
+BLOCK = re.compile(
+    r"(<!-- generated:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S
+)
+
+
+def blocks() -> dict[str, Callable[[Path], str]]:
+    """Every block generator: the `BLOCKS` of each module of this package, by block name.
+
+    Raises:
+        ValueError: when two modules name the same block.
+    """
+    found: dict[str, Callable[[Path], str]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for name, generator in getattr(module, "BLOCKS", {}).items():
+            if name in found:
+                raise ValueError(f"block '{name}' is generated twice ({info.name} and another module)")
+            found[name] = generator
+    return found
+
+
+def render(text: str, results: Path, where: str) -> str:
+    """`text` with every generated block rewritten.
+
+    Raises:
+        KeyError: for a block no generator knows, naming the file.
+    """
+
+    generators = blocks()
+
+    def body(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name not in generators:
+            raise KeyError(
+                f"{where}: no generator for block '{name}' (known: {', '.join(sorted(generators))})"
+            )
+        return match.group(1) + generators[name](results) + match.group(4)
+
+    return BLOCK.sub(body, text)
+
+
+def documents(root: Path) -> list[Path]:
+    """README.md and every page under docs/."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite (or with --check, compare) every generated block; exit 1 when --check finds a difference."""
+    p = argparse.ArgumentParser(prog="icelab docs", description=main.__doc__)
+    p.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 on any difference")
+    p.add_argument("--root", type=Path, default=REPO, help="the checkout whose README and docs/ to rewrite")
+    args = p.parse_args(argv)
+    results = args.root / "results"
+    stale = []
+    for path in documents(args.root):
+        text = path.read_text()
+        try:
+            new = render(text, results, str(path.relative_to(args.root)))
+        except KeyError as exc:
+            print(f"icelab: error: {exc.args[0]}", file=sys.stderr)
+            return 2
+        if new != text:
+            stale.append(path.relative_to(args.root))
+            if not args.check:
+                write_atomic(path, new)
+    verb = "differs from its results" if args.check else "rewritten"
+    for path in stale:
+        print(f"docs: {path}: {verb}")
+    if not stale:
+        print(f"docs: {len(documents(args.root))} files up to date with results/reference")
+    return 1 if stale and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""measure(): planning apart from execution on real Parquet and Iceberg tables, with the
+scan metrics each format reports, equal results, and failures recorded, not raised."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pyspark.sql import Row
+
+from icelab.bench.measure import measure, plain_collect_ms, result_checksum
+
+DAY = (
+    "`date` = DATE'2026-06-01' AND timestamp >= TIMESTAMP'2026-06-01 00:00:00' "
+    "AND timestamp < TIMESTAMP'2026-06-02 00:00:00'"
+)
+
+
+def count_sql(table: str) -> str:
+    return f"SELECT count(*) FROM {table} WHERE {DAY}"
+
+
+def test_iceberg_scan_metrics(ctx, tiny):
+    m = measure(ctx.spark, count_sql(tiny.dataset.iceberg_table))
+    assert m.status == "ok", m.error
+    assert m.planning_ms > 0 and m.execution_ms > 0
+    assert m.total_ms == pytest.approx(m.planning_ms + m.execution_ms)
+    assert m.rows_out == 1
+    assert m.scan["manifests_total"] == tiny.dataset.config.commits
+    assert 0 < m.scan["manifests_scanned"] <= m.scan["manifests_total"]
+    assert m.scan["files_scanned"] >= 1 and m.scan["bytes_scanned"] > 0
+    assert "iceberg_planning_ms" in m.scan
+
+
+def test_parquet_scan_metrics(ctx, tiny):
+    m = measure(ctx.spark, count_sql(tiny.dataset.parquet_table))
+    assert m.status == "ok", m.error
+    assert m.scan["partitions_scanned"] == 1
+    assert m.scan["files_scanned"] >= 1
+
+
+def test_same_answer_on_both_formats(ctx, tiny):
+    nested = (
+        "SELECT _id, web.webPageDetails.name FROM {t} WHERE "
+        + DAY
+        + " AND environment.geo.countryCode = 'DE'"
+    )
+    a = measure(ctx.spark, nested.format(t=tiny.dataset.iceberg_table))
+    b = measure(ctx.spark, nested.format(t=tiny.dataset.parquet_table))
+    assert a.status == b.status == "ok"
+    assert a.result_checksum == b.result_checksum
+    assert a.rows_out == b.rows_out > 0
+
+
+def test_aggregate_pushdown_skips_the_scan(ctx, tiny):
+    ctx.spark.conf.set("spark.sql.iceberg.aggregate-push-down.enabled", "true")
+    try:
+        m = measure(ctx.spark, f"SELECT count(*) FROM {tiny.dataset.iceberg_table}")
+    finally:
+        ctx.spark.conf.set("spark.sql.iceberg.aggregate-push-down.enabled", "false")
+    assert m.status == "ok" and m.rows_out == 1
+    assert "manifests_scanned" not in m.scan  # answered from metadata: no scan node at all
+
+
+def test_failure_is_a_row_not_a_crash(ctx):
+    m = measure(ctx.spark, "SELECT * FROM no_such_table")
+    assert m.status == "error" and "no_such_table" in m.error.lower()
+    assert m.planning_ms is None and m.as_row()["status"] == "error"
+
+
+def test_plain_collect_reference(ctx, tiny):
+    assert plain_collect_ms(ctx.spark, count_sql(tiny.dataset.iceberg_table)) > 0
+
+
+def test_result_checksum_ignores_order():
+    assert result_checksum([(1, "a"), (2, "b")]) == result_checksum([(2, "b"), (1, "a")])
+    assert result_checksum([(1, "a")]) != result_checksum([(1, "b")])
+
+
+def test_plan_only_reads_no_data_but_keeps_scan_metrics(ctx, tiny):
+    m = measure(ctx.spark, count_sql(tiny.dataset.iceberg_table), execute=False)
+    assert m.status == "ok" and m.planning_ms > 0
+    assert not m.executed and m.execution_ms is None and m.rows_out is None
+    assert m.scan_nodes == 1 and m.scan["manifests_scanned"] >= 1
+
+
+def test_checksum_is_the_same_for_sparks_and_duckdbs_forms_of_a_row():
+    instant = dt.datetime(2026, 6, 29, 12, 30, tzinfo=dt.timezone.utc)
+    # PySpark: Row for structs, naive local datetimes, Decimal or float sums in its own order.
+    spark = Row(
+        n=3,
+        s=Row(x=0.1 + 0.2, y="k"),
+        m={"b": [Row(id="1")], "a": []},
+        t=instant.astimezone().replace(tzinfo=None),
+    )
+    # DuckDB: dicts for structs and maps, aware datetimes, its own rounding.
+    duck = (3, {"y": "k", "x": 0.3}, {"a": [], "b": [{"id": "1"}]}, instant)
+    assert result_checksum([spark]) == result_checksum([duck])
+    assert result_checksum([spark, duck]) == result_checksum([duck, spark])  # order-insensitive
+    assert result_checksum([duck]) != result_checksum([(3, {"y": "k", "x": 0.31}, {}, instant)])

@@ -1,0 +1,83 @@
+"""The protocol: rounds, warm-ups, executions, and a failing query kept as a row."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from icelab.bench.protocol import Case, query_cases, rounds, run_rounds
+from icelab.bench.variants import NO_PROFILE, Variant
+from icelab.bench.windows import parse_window, query_ids
+from icelab.core.config import ProtocolConfig
+
+
+def protocol(**kw) -> ProtocolConfig:
+    base = dict(
+        warmups=2,
+        warmups_execute=False,
+        repetitions=3,
+        executions=1,
+        unstable_iqr=0.25,
+        overhead_pairs=0,
+        overhead_window="1d",
+        warm_cache=False,
+    )
+    return ProtocolConfig(**(base | kw))
+
+
+def test_rounds_warmups_plan_only_then_executions():
+    assert rounds(protocol()) == [
+        (-2, True, False),
+        (-1, True, False),
+        (0, False, True),
+        (1, False, False),
+        (2, False, False),
+    ]
+    assert [r[2] for r in rounds(protocol(warmups=0, executions=3))] == [True, True, True]
+    assert [r[2] for r in rounds(protocol(warmups_execute=True))] == [True, True, True, False, False]
+
+
+def test_rotation_moves_each_query_to_another_first_variant():
+    window = parse_window("1d", dt.datetime(2026, 6, 30))
+    variants = [Variant("iceberg", NO_PROFILE, "t", setup=s) for s in ("a", "b", "c")]
+    ids = query_ids(["q01", "q02", "q03", "q04"])
+    found = query_cases([(q, window) for q in ids], variants, rotate=True)
+    firsts = [found[i].variant.setup for i in range(0, len(found), 3)]
+    assert firsts == ["a", "b", "c", "a"]
+    assert all({c.variant.setup for c in found[i : i + 3]} == {"a", "b", "c"} for i in range(0, 12, 3))
+
+
+def test_a_failing_query_is_a_row_and_the_run_goes_on(ctx, tiny):
+    window = parse_window("1d", dt.datetime(2026, 6, 30))
+    variant = Variant("parquet", NO_PROFILE, tiny.dataset.parquet_table)
+    bad = Case("broken", "0" * 64, window, variant, f"SELECT no_such_column FROM {variant.table}")
+    good = Case("ok", "1" * 64, window, variant, f"SELECT count(*) FROM {variant.table}")
+    rows, ends = [], []
+    run_rounds(
+        ctx.spark, [bad, good], protocol(warmups=0, repetitions=2), rows.append, lambda: ends.append(1), False
+    )
+    assert len(rows) == 4 and len(ends) == 2
+    assert [r["status"] for r in rows] == ["error", "ok", "error", "ok"]
+    assert "no_such_column" in rows[0]["error"]
+    assert rows[1]["rows_out"] == 1 and rows[3]["executed"] is False
+
+
+def test_ctrl_c_stops_after_the_measurement_in_flight(ctx, tiny):
+    import os
+    import signal
+
+    import pytest
+
+    window = parse_window("1d", dt.datetime(2026, 6, 30))
+    variant = Variant("parquet", NO_PROFILE, tiny.dataset.parquet_table)
+    case = Case("ok", "1" * 64, window, variant, f"SELECT count(*) FROM {variant.table}")
+    rows, before = [], signal.getsignal(signal.SIGINT)
+
+    def keep(row):
+        rows.append(row)
+        if len(rows) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # as a user's Ctrl-C: only a flag is raised
+
+    with pytest.raises(KeyboardInterrupt):
+        run_rounds(ctx.spark, [case] * 3, protocol(warmups=0, repetitions=2), keep, lambda: None, False)
+    assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
+    assert signal.getsignal(signal.SIGINT) is before  # Spark's own handler is back

@@ -1,0 +1,92 @@
+"""The HTML report is one self-contained file, and headless Chromium shows every chart."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from icelab.charts.report import main
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "results"
+CHROMIUM = Path("/usr/bin/chromium")
+CHARTS = 10  # canonical 3, manifest_8mb 3, manifest_health 2, snapshot_expiry 1, schema_evolution 1
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    assert main(["--results", str(FIXTURE), "--out", str(out)]) == 0
+    return out
+
+
+def test_the_report_is_one_self_contained_file(report):
+    page = report.read_text()
+    assert len(re.findall(r"<img class='chart'", page)) == CHARTS
+    assert f"data-charts-total='{CHARTS}'" in page
+    # Every resource is inline: no link, script or image fetched from anywhere.
+    assert not re.search(r"<link|<script src|src='(?!data:)|src=\"(?!data:)|url\(", page)
+    for fact in (
+        "AMD EPYC, 2 cores, 23.5 GiB RAM",  # machine
+        "3.11.7 / 3.5.7 / 3.5.7",  # Python / PySpark / Spark
+        "1.10.2 (iceberg-spark-runtime-3.5_2.12-1.10.2.jar)",
+        "tiny-532799951701",  # dataset
+        "03512a1c8a9e23fd8589ea47f9cd57d5a02976e8 (dirty",  # git commit
+        "iceberg/optimized",  # canonical key ratios
+        "rewrite needed",  # health verdict
+        "drop_add_binary",  # schema-evolution outcome table
+    ):
+        assert fact in page, fact
+
+
+def test_headless_chromium_loads_every_chart(report, tmp_path):
+    if not CHROMIUM.is_file():
+        pytest.skip("/usr/bin/chromium absent (Debian package 'chromium'; CI installs it)")
+    flags = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",  # CI runs as root
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1400,3000",
+    ]
+    url = report.as_uri()
+    dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True, timeout=60).stdout
+    body = re.search(r"<body[^>]*>", dom)
+    assert body, dom[:500]
+    # The page's own script counts the images that decoded (complete, naturalWidth > 0).
+    assert f'data-charts-loaded="{CHARTS}"' in body.group(0), body.group(0)
+    shot = tmp_path / "report.png"
+    subprocess.run([*flags, f"--screenshot={shot}", url], capture_output=True, timeout=60, check=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    artifacts = ROOT / ".ci-artifacts"  # kept for a look after CI (ignored by git)
+    artifacts.mkdir(exist_ok=True)
+    shutil.copy(shot, artifacts / "report.png")
+
+
+def test_an_incomplete_run_is_listed_not_shown_unless_asked(tmp_path):
+    results, out = tmp_path / "results", tmp_path / "report.html"
+    complete = "20261121T134249Z-cce90f"
+    shutil.copytree(FIXTURE / "canonical", results / "reference" / "canonical")
+    running = results / "runs" / "canonical" / "20261122T000000Z-aaaaaa"
+    shutil.copytree(FIXTURE / "canonical" / complete, running)
+    meta = json.loads((running / "run.json").read_text())
+    (running / "run.json").write_text(json.dumps(meta | {"status": "running"}))
+    assert main(["--results", str(results), "--out", str(out)]) == 0
+    page = out.read_text()
+    assert f"(canonical, run {complete})" in page
+    # Nobody holds its lock: a run that says "running" is read as abandoned.
+    assert f"Not shown (not complete): canonical/{running.name} (abandoned)" in page
+    assert main(["--results", str(results), "--out", str(out), "--include-incomplete"]) == 0
+    page = out.read_text()
+    assert f"(canonical, run {running.name})" in page and "Not shown" not in page

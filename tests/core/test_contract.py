@@ -1,0 +1,137 @@
+"""The results contract's validator catches each kind of breach."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from icelab.core.contract import (
+    COLUMNS,
+    MEASUREMENTS,
+    missing_columns,
+    read_measurements,
+    to_table,
+    validate,
+)
+from icelab.tools.contract import main
+
+
+def row(variant: str, window: str, checksum: str = "1:a", **kw) -> dict:
+    return (
+        dict(
+            query_id="q",
+            variant=variant,
+            window=window,
+            repetition=0,
+            warmup=False,
+            executed=True,
+            status="ok",
+            planning_ms=5.0,
+            result_checksum=checksum,
+        )
+        | kw
+    )
+
+
+@pytest.fixture
+def run(tmp_path):
+    rows = [row(v, w) for v in ("parquet", "iceberg/as_ingested") for w in ("1d", "7d")]
+    pq.write_table(to_table(rows), tmp_path / MEASUREMENTS)
+    env = {k: {} for k in ("machine", "versions", "git", "spark_conf", "dataset")}
+    (tmp_path / "env.json").write_text(json.dumps(env))
+    (tmp_path / "config.yaml").write_text("seed: 42\n")
+    (tmp_path / "run.json").write_text(json.dumps({"status": "complete", "planned_rows": 4}))
+    return tmp_path
+
+
+def rewrite(run, rows):
+    pq.write_table(to_table(rows), run / MEASUREMENTS)
+
+
+def test_valid_run(run, capsys):
+    assert validate(run) == []
+    assert main([str(run)]) == 0 and "ok (4 rows)" in capsys.readouterr().out
+
+
+def test_unknown_column_is_refused():
+    with pytest.raises(ValueError, match="outside the contract"):
+        to_table([{"query_id": "q", "planing_ms": 1.0}])
+
+
+def test_missing_rows(run):
+    rewrite(run, [row("parquet", "1d"), row("parquet", "7d"), row("iceberg/as_ingested", "1d")])
+    assert validate(run) == ["3 rows, but 4 were planned"]
+
+
+def test_differing_answers(run):
+    rewrite(
+        run,
+        [row("parquet", w) for w in ("1d", "7d")]
+        + [row("iceberg/as_ingested", "1d"), row("iceberg/as_ingested", "7d", checksum="1:b")],
+    )
+    (problem,) = validate(run)
+    assert problem.startswith("q 7d: answers differ")
+
+
+def test_failures_unless_allowed(run):
+    rewrite(
+        run,
+        [row("parquet", w) for w in ("1d", "7d")]
+        + [
+            row("iceberg/as_ingested", "1d"),
+            row("iceberg/as_ingested", "7d", status="error", error="boom", executed=False, planning_ms=None),
+        ],
+    )
+    assert validate(run) == ["1 failed measurements, e.g. q iceberg/as_ingested: boom"]
+    assert validate(run, allow_failures=True) == []
+
+
+def test_duplicates_and_schema(run):
+    rewrite(run, [row("parquet", "1d")] * 2 + [row("iceberg/as_ingested", w) for w in ("1d", "7d")])
+    assert validate(run) == ["1 duplicate (query, variant, window, repetition) rows"]
+    pq.write_table(to_table([row("parquet", "1d")]).drop_columns(["bytes_scanned"]), run / MEASUREMENTS)
+    (problem,) = validate(run)
+    assert "schema differs" in problem and "bytes_scanned" in problem
+
+
+def test_older_runs_read_with_the_newer_columns_as_nulls(run):
+    old = pq.read_table(run / MEASUREMENTS).drop_columns(["setup", "vectorized"])
+    pq.write_table(old, run / MEASUREMENTS)
+    frame = read_measurements(run)
+    assert list(frame.columns) == COLUMNS
+    assert frame["vectorized"].isna().all() and frame["setup"].isna().all()
+    assert frame["planning_ms"].tolist() == [5.0] * 4
+    # The validator still says the stored schema is not the contract's.
+    assert "schema differs" in validate(run)[0]
+
+
+def test_an_experiment_directory_is_checked_on_its_newest_run_whatever_its_status(run, tmp_path, capsys):
+    # A checker must report a failed newest run, not fall back to an older complete one.
+    experiment = tmp_path / "smoke"
+    newest = experiment / "20261122T000001Z-bbbbbb"
+    for target in (experiment / "20261122T000000Z-aaaaaa", newest):
+        target.mkdir(parents=True)
+        for name in (MEASUREMENTS, "env.json", "config.yaml", "run.json"):
+            shutil.copy2(run / name, target / name)
+    (newest / "run.json").write_text(json.dumps({"status": "failed", "planned_rows": 4}))
+    assert main([str(experiment)]) == 1
+    captured = capsys.readouterr()
+    assert f"contract: {newest}: run status is 'failed', not 'complete'" in captured.out
+    assert "is not complete (status 'failed')" in captured.err
+
+
+def test_an_older_run_lacking_new_columns_passes_when_allowed(run):
+    pq.write_table(
+        pq.read_table(run / MEASUREMENTS).drop_columns(["setup", "vectorized"]), run / MEASUREMENTS
+    )
+    assert missing_columns(pq.read_schema(run / MEASUREMENTS)) == ["setup", "vectorized"]
+    assert validate(run, allow_older=True) == []
+    renamed = pq.read_table(run / MEASUREMENTS).rename_columns(
+        [c if c != "bytes_scanned" else "bytes" for c in pq.read_schema(run / MEASUREMENTS).names]
+    )
+    pq.write_table(renamed, run / MEASUREMENTS)
+    assert missing_columns(renamed.schema) is None  # not an older contract: another schema
+    assert "schema differs" in validate(run, allow_older=True)[0]
