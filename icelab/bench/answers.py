@@ -4,10 +4,16 @@ engine reading the Parquet files with its own reader, must return it too.
 DuckDB runs the Spark SQL itself (`{table}` becomes DuckDB's Parquet source, backticks double
 quotes) unless `queries/duckdb/<query_id>.sql` holds its own version, which is there only where
 the dialects differ (explode, lambdas, percentiles, 1-based arrays).
+
+Each (query, window) gets a DuckDB status: `agree`, `differ`, `not checked: <DuckDB's error>`
+(DuckDB failed, so nothing was compared: never counted as agreement), or `off` (DuckDB disabled
+by `verify.duckdb`, or the data is not on local disk). A pair that is not checked fails the run
+unless `verify.allow_duckdb_errors` is true.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +80,31 @@ def check(
                 duck = duckdb_answer(con, template, parquet_source(local), by_name[rec["window"]])
             except duckdb.Error as exc:  # recorded and counted, as a failing Spark query is
                 error = str(exc).strip().splitlines()[0][:500]
-        agree = len(rec["checksums"]) == 1 and duck in (None, rec["checksums"][0])
-        records.append({**rec, "duckdb": duck, "duckdb_error": error, "agree": agree})
+        status = duckdb_status(rec["checksums"], duck, error, checked=con is not None)
+        agree = len(rec["checksums"]) == 1 and status in ("agree", "off")
+        records.append(
+            {**rec, "duckdb": duck, "duckdb_error": error, "duckdb_status": status, "agree": agree}
+        )
     return records
+
+
+def duckdb_status(checksums: list[str], duck: str | None, error: str | None, checked: bool) -> str:
+    """`off`, `not checked: <error>`, `agree` or `differ`: what DuckDB said of Spark's answer."""
+    if not checked:
+        return "off"
+    if error is not None:
+        return f"not checked: {error}"
+    return "agree" if checksums == [duck] else "differ"
+
+
+def differs(rec: dict[str, Any]) -> bool:
+    """The variants returned different answers, or DuckDB returned another."""
+    return len(rec["checksums"]) != 1 or rec["duckdb_status"] == "differ"
+
+
+def unchecked(checked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pairs DuckDB was asked to check and could not (its query failed)."""
+    return [rec for rec in checked if rec["duckdb_status"].startswith("not checked")]
 
 
 def check_run(
@@ -93,23 +121,45 @@ def check_run(
     return checked
 
 
-def raise_if_differ(checked: list[dict[str, Any]], run_dir: Path) -> None:
-    """Fail the run, naming the first (query, window) whose answers differ.
+def raise_if_differ(checked: list[dict[str, Any]], run_dir: Path, allow_unchecked: bool = False) -> None:
+    """Fail the run, naming the first (query, window) whose answers differ, or, unless allowed,
+    the first that DuckDB could not check.
 
     Raises:
-        UserError: when any answer differs.
+        UserError: when any answer differs, or DuckDB failed on one and that is not allowed.
     """
-    bad = next((rec for rec in checked if not rec["agree"]), None)
+    where = run_dir / "answers.json"
+    bad = next(
+        (rec for rec in checked if len(rec["checksums"]) != 1 or rec["duckdb_status"] == "differ"), None
+    )
     if bad is not None:
+        raise UserError(f"answers differ for {bad['query_id']} {bad['window']}: see {where}")
+    missed = unchecked(checked)
+    if missed and not allow_unchecked:
+        first = missed[0]
         raise UserError(
-            f"answers differ for {bad['query_id']} {bad['window']}: see {run_dir / 'answers.json'}"
+            f"{len(missed)} answers not checked by DuckDB, first {first['query_id']} {first['window']}: "
+            f"{first['duckdb_error']} (see {where}; verify.allow_duckdb_errors=true accepts this)"
         )
 
 
+OUTCOMES = ("agree", "agree across variants (DuckDB off)", "not checked by DuckDB", "DIFFER")
+
+
+def outcome(rec: dict[str, Any]) -> str:
+    """One pair's outcome, as the console counts it (one of OUTCOMES)."""
+    if differs(rec):
+        return "DIFFER"
+    status = rec["duckdb_status"]
+    if status.startswith("not checked"):
+        return "not checked by DuckDB"
+    return "agree" if status == "agree" else "agree across variants (DuckDB off)"
+
+
 def verdict(checked: list[dict[str, Any]]) -> str:
-    """One console line: how many answers were compared, by how many engines, and the outcome."""
-    duck = sum(rec["duckdb"] is not None for rec in checked)
-    failed = sum(rec.get("duckdb_error") is not None for rec in checked)
-    outcome = "agree" if all(rec["agree"] for rec in checked) else "DIFFER"
-    errors = f" ({failed} failed in DuckDB)" if failed else ""
-    return f"answers: {len(checked)} (query, window) pairs, {duck} also checked by DuckDB{errors}: {outcome}"
+    """One console line: how many (query, window) answers were compared, and what came of it."""
+    if not checked:
+        return "answers: 0 (query, window) pairs executed: nothing compared"
+    counts = Counter(outcome(rec) for rec in checked)
+    parts = ", ".join(f"{counts[name]} {name}" for name in OUTCOMES if counts[name])
+    return f"answers: {len(checked)} (query, window) pairs: {parts}"

@@ -59,6 +59,11 @@ class Context:
         """The dataset's verification: the build's own when it was built just now, else a fresh one."""
         return built.verification or verify(self.spark, built.dataset, **self._verify_options())
 
+    def catalog_conf(self) -> dict[str, str]:
+        """Every `spark.sql.catalog.*` setting of the live session, the runtime ones included."""
+        rows = self.spark.sql("SET").collect()
+        return {r.key: r.value for r in rows if r.key.startswith("spark.sql.catalog.")}
+
     def env(self, built: Built | None = None) -> dict[str, Any]:
         """Machine, versions, git state, Spark settings (redacted) and dataset identity."""
         conf = session_conf(self.engine)
@@ -68,6 +73,8 @@ class Context:
             | provenance.spark_versions(self.spark),
             "git": provenance.git_state(),
             "spark_conf": provenance.redact(conf),
+            # Catalogs registered at runtime (one per dataset): type, warehouse, cache flags.
+            "catalogs": provenance.redact(self.catalog_conf()),
         }
         if built is not None:
             env["dataset"] = {

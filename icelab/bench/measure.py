@@ -103,12 +103,16 @@ def canonical(value: Any) -> Any:
 
     Structs and maps (Spark Row / dict, DuckDB dict) become key-sorted pairs, arrays tuples,
     timestamps epoch microseconds (aware or, as PySpark returns them, local), and floating
-    point numbers six significant digits: engines sum doubles in different orders.
+    point and decimal numbers six significant digits, since engines sum doubles in different
+    orders. A rounded number that is whole becomes an int, so `3`, `3.0` and `Decimal('3.00')`
+    hash alike (one engine's average may be another's integer); integers are never rounded, so
+    `1234567` and `1234567.0` (rounded to 1234570) do not.
     """
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, (float, Decimal)):
-        return float(f"{float(value):.6g}")
+        rounded = float(f"{float(value):.6g}")
+        return int(rounded) if rounded.is_integer() else rounded
     if isinstance(value, Row):
         value = value.asDict()
     if isinstance(value, dict):

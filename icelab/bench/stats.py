@@ -1,7 +1,9 @@
 """Medians, spreads and growth ratios from a run's measurements (warm-ups excluded).
 
-A median is flagged "may be unstable" (as pyperf does) when its interquartile range is wide
-compared with it: the figure then says more about the machine than about the table.
+A median is flagged "may be unstable" when its interquartile range is wide compared with it
+(IQR / median above `protocol.unstable_iqr`): the figure then says more about the machine than
+about the table. pyperf warns on a wide spread too, by its own rule (standard deviation above a
+tenth of the mean); this one is icelab's.
 """
 
 from __future__ import annotations

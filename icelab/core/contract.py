@@ -44,6 +44,8 @@ SCHEMA = pa.schema(
         ("execution_ms", pa.float64()),
         ("total_ms", pa.float64()),
         ("rows_out", pa.int64()),
+        # "<rows>:<hex>": order-insensitive, engine-independent (icelab.bench.measure.result_checksum:
+        # floats and decimals to six significant digits, whole ones as integers).
         ("result_checksum", pa.string()),
         ("scan_nodes", pa.int32()),  # 0: answered without scanning (aggregate push-down)
         ("manifests_total", pa.int64()),

@@ -180,4 +180,4 @@ def _finish(
     print(report(summary, growth, overhead, pcfg.ratio))
     print(answers.verdict(checked))
     print(f"results: {run_dir} ({len(recorder.rows)} rows; charts: {', '.join(p.name for p in charts)})")
-    answers.raise_if_differ(checked, run_dir)
+    answers.raise_if_differ(checked, run_dir, bool(ctx.cfg.verify.allow_duckdb_errors))

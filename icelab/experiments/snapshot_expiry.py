@@ -81,6 +81,23 @@ def cutoff(spark: SparkSession, table: str, commits_per_day: int, retain_days: i
     return times[first_kept * commits_per_day] if first_kept > 0 else None
 
 
+def retention_warning(retained_s: float | None, longest_ms: float) -> str | None:
+    """A warning when expiry keeps less real time of commits than the longest query timed took:
+    a reader planned on a snapshot just outside the retention fails once expiry deletes its files.
+
+    Args:
+        retained_s: real seconds between the oldest retained commit and the expiry (None: none expired).
+        longest_ms: the longest query the run timed.
+    """
+    if retained_s is None or retained_s * 1000 >= longest_ms:
+        return None
+    return (
+        f"retention keeps {retained_s:.1f} s of commits (real time), less than the longest query timed "
+        f"({longest_ms / 1000:.1f} s): a query that started on a snapshot expired now would fail "
+        "once its files are deleted; retain at least as long as your longest query runs"
+    )
+
+
 def replay(
     spark: SparkSession, built: Any, table: str, ecfg: ExpiryConfig, sql: str, run_dir: Path, progress: bool
 ):
@@ -149,6 +166,8 @@ def run(cfg: DictConfig) -> Path:
         f"{'unchanged' if summary['unchanged'] else 'CHANGED'} by expiry\n"
         f"results: {run_dir} (chart: {chart.name})"
     )
+    if summary["retention_warning"]:
+        print(f"warning: {summary['retention_warning']}")
     if not summary["unchanged"] or rows != ds.config.total_rows:
         raise UserError(f"expiry changed the table's rows: see {run_dir / 'expiry.json'}")
     return run_dir
@@ -159,10 +178,14 @@ def _replay_and_expire(
 ) -> dict[str, Any]:
     ds = built.dataset
     points = replay(spark, built, table, ecfg, sql, run_dir, progress)
-    before = frame_checksums(spark.table(table))
+    t0 = time.perf_counter()
+    before = frame_checksums(spark.table(table))  # a full read: the longest query of the run
+    full_read_ms = (time.perf_counter() - t0) * 1e3
     limit = cutoff(spark, table, ecfg.commits_per_day, ecfg.retain_days)
     expired: dict[str, Any] = {}
+    retained_s = None
     if limit is not None:
+        retained_s = (dt.datetime.now() - limit).total_seconds()
         short = table.split(".", 1)[1]
         row = spark.sql(
             f"CALL {ds.catalog}.system.expire_snapshots(table => '{short}', "
@@ -176,9 +199,13 @@ def _replay_and_expire(
     write_parquet(run_dir / "timeline.parquet", pd.DataFrame(points))
     after = frame_checksums(spark.table(table))
     rows = sum(n for n, _ in after.values())
+    longest_ms = max([full_read_ms, *(p["planning_ms"] for p in points)])
     summary = {
         "table": table,
         "cutoff_utc": limit.isoformat() if limit else None,
+        "retained_s": retained_s,
+        "longest_query_ms": longest_ms,
+        "retention_warning": retention_warning(retained_s, longest_ms),
         "expired": expired,
         "before": points[-2],
         "after": points[-1],

@@ -72,6 +72,15 @@ def test_plain_collect_reference(ctx, tiny):
     assert plain_collect_ms(ctx.spark, count_sql(tiny.dataset.iceberg_table)) > 0
 
 
+def test_whole_numbers_hash_alike_whatever_their_type():
+    from decimal import Decimal
+
+    assert result_checksum([(3,)]) == result_checksum([(3.0,)]) == result_checksum([(Decimal("3.00"),)])
+    assert result_checksum([(0.1 + 0.2,)]) == result_checksum([(0.3,)])  # six significant digits
+    assert result_checksum([(1234567,)]) != result_checksum([(1234567.0,)])  # ints are never rounded
+    assert result_checksum([(True,)]) != result_checksum([(1,)])
+
+
 def test_result_checksum_ignores_order():
     assert result_checksum([(1, "a"), (2, "b")]) == result_checksum([(2, "b"), (1, "a")])
     assert result_checksum([(1, "a")]) != result_checksum([(1, "b")])
@@ -98,3 +107,81 @@ def test_checksum_is_the_same_for_sparks_and_duckdbs_forms_of_a_row():
     assert result_checksum([spark]) == result_checksum([duck])
     assert result_checksum([spark, duck]) == result_checksum([duck, spark])  # order-insensitive
     assert result_checksum([duck]) != result_checksum([(3, {"y": "k", "x": 0.31}, {}, instant)])
+
+
+@pytest.fixture(scope="module")
+def reported(ctx, tiny):
+    """The tiny Iceberg table through a second catalog whose Iceberg metrics reporter keeps the
+    last ScanReport (InMemoryMetricsReporter): one new report object per planning of a scan."""
+    name = "ice_reported"
+    prefix = f"spark.sql.catalog.{name}"
+    for key, value in {
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": "hadoop",
+        f"{prefix}.warehouse": tiny.dataset.warehouse_uri,
+        f"{prefix}.cache-enabled": "false",
+        f"{prefix}.metrics-reporter-impl": "org.apache.iceberg.metrics.InMemoryMetricsReporter",
+    }.items():
+        ctx.spark.conf.set(key, value)
+    table = f"{name}.bench.events"
+    ctx.spark.sql(f"SELECT * FROM {table} LIMIT 0").collect()  # loads the catalog
+    jvm = ctx.spark._jvm
+    catalog = ctx.spark._jsparkSession.sessionState().catalogManager().catalog(name)
+    ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(["bench"], "events")
+    reporter = catalog.loadTable(ident).table().reporter()
+
+    def last_report() -> int | None:
+        """The identity of the last ScanReport (None before any)."""
+        report = reporter.scanReport()
+        return None if report is None else jvm.System.identityHashCode(report)
+
+    return table, last_report
+
+
+def test_execution_does_not_plan_again(ctx, reported, monkeypatch):
+    from pyspark.sql import DataFrame
+
+    table, last_report = reported
+    seen: dict[str, int | None] = {}
+    collect = DataFrame.collect
+
+    def watched(df: DataFrame) -> list:
+        seen["before execution"] = last_report()
+        rows = collect(df)
+        seen["after execution"] = last_report()
+        return rows
+
+    before = last_report()
+    monkeypatch.setattr(DataFrame, "collect", watched)
+    m = measure(ctx.spark, count_sql(table))
+    assert m.status == "ok" and m.executed, m.error
+    assert seen["before execution"] not in (None, before)  # planning made one scan report
+    assert seen["after execution"] == seen["before execution"]  # execution made none
+
+
+def test_planning_runs_no_spark_job(ctx, tiny):
+    tracker = ctx.spark.sparkContext.statusTracker()
+    for table in (tiny.dataset.iceberg_table, tiny.dataset.parquet_table):
+        ctx.spark.sparkContext.setJobGroup("plan-only", "planning must read no data")
+        try:
+            m = measure(ctx.spark, count_sql(table), execute=False)
+        finally:
+            ctx.spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        assert m.status == "ok" and m.scan["files_scanned"] >= 1, m.error
+        assert list(tracker.getJobIdsForGroup("plan-only")) == [], table
+
+
+def test_slow_execution_stays_out_of_planning(ctx, tiny):
+    # Every row sleeps 20 ms in execution (reflect is nondeterministic: never folded at planning).
+    sql = (
+        f"SELECT count(*) FROM {tiny.dataset.parquet_table} WHERE {DAY} "
+        "AND reflect('java.lang.Thread', 'sleep', CAST(20 AS BIGINT)) IS NULL"
+    )
+    rows = ctx.spark.sql(f"SELECT count(*) AS n FROM {tiny.dataset.parquet_table} WHERE {DAY}").first().n
+    slept_ms = 20 * rows
+    m = measure(ctx.spark, sql)
+    assert m.status == "ok", m.error
+    # Two cores run at most two sleeping tasks at once: execution takes at least half the sleep,
+    # and a planning clock that included execution would too.
+    assert m.execution_ms >= slept_ms / 2
+    assert m.planning_ms < slept_ms / 2

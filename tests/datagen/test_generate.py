@@ -4,6 +4,7 @@ time-shaped like real event data, with the late-arrival timeline that skews mani
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import pytest
 from pyspark.sql import functions as F
@@ -11,7 +12,7 @@ from pyspark.sql.types import ArrayType, MapType, StructType
 
 from icelab.core.config import dataset_config
 from icelab.datagen.generate import generate_all, generate_batch
-from icelab.datagen.timeline import batch_rows
+from icelab.datagen.timeline import batch_rows, hour_table
 from icelab.datagen.verify import frame_checksums
 
 
@@ -94,24 +95,29 @@ def test_ids_unique_and_timestamps_in_span(rows, ds):
     assert rows.filter("date <> to_date(timestamp)").count() == 0
 
 
-def test_daily_cycle(rows):
-    by_hour = {
-        r.h: r.n
-        for r in rows.groupBy(F.hour("timestamp").alias("h"))
-        .count()
-        .withColumnRenamed("count", "n")
-        .collect()
-    }
-    evening = sum(by_hour.get(h, 0) for h in range(18, 22))
-    night = sum(by_hour.get(h, 0) for h in range(3, 7))
-    assert evening > 3 * night
+def within(observed: int, n: int, p: float, sigmas: float = 5.0) -> bool:
+    """An observed count of n draws lies within `sigmas` binomial standard deviations of n*p."""
+    return abs(observed - n * p) <= sigmas * math.sqrt(n * p * (1 - p))
 
 
-def test_popularity_is_skewed(rows):
-    per_user = rows.groupBy("endUserIDs._experience.mcid.id").count().orderBy(F.desc("count"))
-    counts = [r["count"] for r in per_user.collect()]
-    top = sum(counts[: max(1, len(counts) // 10)])
-    assert top > 0.3 * sum(counts)  # uniform would give 10%
+def test_daily_cycle_follows_the_hour_weights(rows, ds):
+    table = hour_table()
+    counted = rows.groupBy(F.hour("timestamp").alias("h")).agg(F.count("*").alias("n")).collect()
+    by_hour = {r.h: r.n for r in counted}
+    for hour in range(24):  # every hour's share is its weight's, within sampling error
+        assert within(by_hour.get(hour, 0), ds.total_rows, table.count(hour) / len(table)), hour
+    # The model's evening peak over its pre-dawn trough (one hour each): about 12x.
+    assert max(map(table.count, range(24))) / min(map(table.count, range(24))) > 10
+
+
+def test_popularity_follows_the_power_law(rows, ds):
+    # index = floor(n * u**k): the top tenth of keys (index < n/10) gets (1/10)**(1/k) of events.
+    top = ds.users // 10
+    expected = (top / ds.users) ** (1 / ds.popularity_skew)
+    user = F.regexp_extract("endUserIDs._experience.mcid.id", r"(\d+)$", 1).cast("int")
+    observed = rows.filter(user < top).count()
+    assert within(observed, ds.total_rows, expected)
+    assert expected > 0.4  # k = 3: about 46%, against 10% for uniform keys
 
 
 def test_nulls_where_real_data_has_them(rows):

@@ -29,6 +29,11 @@ def test_run_meets_the_contract(run_dir):
     env = json.loads((run_dir / "env.json").read_text())
     assert env["dataset"]["hash"] and env["git"]["commit"]
     assert env["spark_conf"]["spark.sql.iceberg.aggregate-push-down.enabled"] == "false"
+    # The dataset's Iceberg catalog, registered at runtime, is recorded with its settings.
+    catalog = f"spark.sql.catalog.ice_{env['dataset']['hash']}"
+    assert env["catalogs"][f"{catalog}.type"] == "hadoop"
+    assert env["catalogs"][f"{catalog}.cache-enabled"] == "false"
+    assert env["catalogs"][f"{catalog}.warehouse"].endswith("/iceberg")
 
 
 def test_every_case_and_round_has_a_row(rows):
@@ -80,8 +85,13 @@ def test_summary_has_medians_and_growth(run_dir):
     summary = pd.read_csv(run_dir / "summary.csv")
     assert len(summary) == 3 * 3 * 4
     assert (summary.planning_ms_n == 2).all() and (summary.execution_ms_n == 1).all()
-    growth = pd.read_csv(run_dir / "growth.csv")
-    assert len(growth) == 3 * 4 and (growth.planning_ratio > 0).all()
+    growth = pd.read_csv(run_dir / "growth.csv").set_index(["query_id", "variant"])
+    assert len(growth) == 3 * 4
+    # growth = median planning at 7d over median planning at 1d (experiment.ratio), per case
+    rows = pd.read_parquet(run_dir / "measurements.parquet")
+    medians = rows[~rows.warmup].groupby(["query_id", "variant", "window"]).planning_ms.median()
+    expected = medians.xs("7d", level="window") / medians.xs("1d", level="window")
+    assert growth.planning_ratio.to_dict() == pytest.approx(expected.to_dict())
     overhead = pd.read_csv(run_dir / "overhead.csv")
     assert len(overhead) == 3 * 4 and overhead.plain_ms.gt(0).all()
 

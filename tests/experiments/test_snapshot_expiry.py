@@ -1,12 +1,16 @@
 """Snapshot expiry on tiny: fewer snapshots and a smaller metadata.json, the same rows; and a
-reader that planned on a snapshot keeps reading it while a rewrite and an expiry commit."""
+snapshot read by time travel and by a planned reader until expiry deletes its files."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
+from urllib.parse import urlparse
 
 import pandas as pd
+import pytest
+from py4j.protocol import Py4JJavaError
 
 from icelab.bench.measure import result_checksum, scan_nodes
 from icelab.datagen.verify import frame_checksums
@@ -34,27 +38,53 @@ def test_expiry_keeps_rows_and_shrinks_metadata(ctx, compose_run, tiny):
     assert (run_dir / "expiry.png").is_file()
 
 
-def test_a_planned_reader_keeps_its_snapshot_through_rewrite_and_expiry(ctx, tiny):
-    spark, src = ctx.spark, tiny.dataset.iceberg_table
-    table = f"{tiny.dataset.catalog}.bench.isolation"
+def data_files(spark, table: str, snapshot: int | None = None) -> set[str]:
+    """The data files a snapshot (default: the current one) reads."""
+    travel = "" if snapshot is None else f" VERSION AS OF {snapshot}"
+    return {r[0] for r in spark.sql(f"SELECT DISTINCT input_file_name() FROM {table}{travel}").collect()}
+
+
+def test_a_snapshot_reads_its_own_files_until_expiry_deletes_them(ctx, tiny):
+    """Time travel and a reader that planned on an old snapshot keep working after the data is
+    rewritten, while the snapshot is retained; once expiry removes it and deletes its files,
+    that reader fails: the hazard of a retention shorter than the longest query."""
+    spark, src, cat = ctx.spark, tiny.dataset.iceberg_table, tiny.dataset.catalog
+    table = f"{cat}.bench.isolation"
+    short = table.split(".", 1)[1]
     spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
     spark.sql(f"CREATE TABLE {table} USING iceberg PARTITIONED BY (days(timestamp)) AS SELECT * FROM {src}")
-    spark.table(src).limit(500).writeTo(table).append()  # a second snapshot to expire later
-    held = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at").first()[0]
-    sql = f"SELECT _id, timestamp FROM {table} VERSION AS OF {held}"
-    expected = result_checksum(spark.sql(sql).collect())
-    reader = spark.sql(sql)  # the reader plans: its splits are fixed now
-    for scan in scan_nodes(reader._jdf.queryExecution().executedPlan()):
-        scan.inputRDD().partitions()
-    short = table.split(".", 1)[1]
-    cat = tiny.dataset.catalog
-    spark.sql(f"CALL {cat}.system.rewrite_manifests(table => '{short}')")
-    assert result_checksum(spark.sql(sql).collect()) == expected  # time travel after the rewrite
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
-    spark.sql(
-        f"CALL {cat}.system.expire_snapshots(table => '{short}', "
-        f"older_than => TIMESTAMP '{now}', retain_last => 1)"
-    )
-    assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0] == 1
-    assert result_checksum(reader.collect()) == expected  # the planned reader still reads its rows
-    spark.sql(f"DROP TABLE {table} PURGE")
+    try:
+        held = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots").first()[0]
+        sql = f"SELECT _id, timestamp FROM {table} VERSION AS OF {held}"
+        expected = result_checksum(spark.sql(sql).collect())
+        old_files = data_files(spark, table)
+        spark.sql(
+            f"CALL {cat}.system.rewrite_data_files(table => '{short}', options => map('rewrite-all', 'true'))"
+        )
+        assert data_files(spark, table).isdisjoint(old_files)  # the old snapshot's files are not current
+        assert data_files(spark, table, held) == old_files
+        assert result_checksum(spark.sql(sql).collect()) == expected  # time travel, while retained
+
+        reader = spark.sql(sql)  # a long query that planned on the old snapshot: its splits are fixed
+        for scan in scan_nodes(reader._jdf.queryExecution().executedPlan()):
+            scan.inputRDD().partitions()
+        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+        spark.sql(
+            f"CALL {cat}.system.expire_snapshots(table => '{short}', "
+            f"older_than => TIMESTAMP '{now}', retain_last => 1)"
+        )
+        assert spark.sql(f"SELECT count(*) FROM {table}.snapshots").first()[0] == 1
+        assert not any(Path(urlparse(f).path).exists() for f in old_files)  # expiry deleted them
+        with pytest.raises(Py4JJavaError, match="(?i)not (exist|found)"):
+            reader.collect()
+        with pytest.raises(Exception, match="(?i)cannot find snapshot"):
+            spark.sql(sql).collect()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+
+
+def test_retention_shorter_than_the_longest_query_is_warned():
+    assert snapshot_expiry.retention_warning(None, 5_000) is None  # nothing expired
+    assert snapshot_expiry.retention_warning(10.0, 5_000) is None
+    warning = snapshot_expiry.retention_warning(2.0, 5_000)
+    assert warning is not None and "2.0 s of commits" in warning and "(5.0 s)" in warning
