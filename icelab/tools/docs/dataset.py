@@ -1,0 +1,329 @@
+"""Generated blocks of docs/dataset.md, docs/cluster.md and docs/reliability.md.
+
+Two sources: the dataset configs (`conf/dataset/<name>.yaml` over `_base.yaml`, composed as
+Hydra does) for what a dataset is meant to be, and the reference runs at medium for what was
+stored: the file counts and bytes a full-span window read, the manifests of the as-ingested
+table, the manifest spans of `manifest_health`, and how long the measuring runs took. No
+datagen run is stored, so build times, throughput and memory appear nowhere here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import datetime as dt
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from icelab.core.contract import read_measurements
+from icelab.core.runs import Run, find_runs, latest_runs
+from icelab.tools import validate
+from icelab.tools.docs import REPO
+from icelab.tools.docs.fmt import num, pct, provenance, reference_run, table
+
+# The dataset settings that fix the rows and the layout: a stored run counts for a dataset's
+# row of the ladder only when its config agrees with conf/ on all of them.
+LAYOUT = ["rows", "scale", "span_days", "end", "partitioning", "commits"]
+LAYOUT += ["late_fraction", "late_max_days", "clock_skew_fraction"]
+PLANNING = "manifest_8mb"  # the reference run whose full-span window reads every file
+AS_INGESTED = "as_ingested"
+HOW_TO_MEASURE = (
+    "`python run.py experiment=datagen dataset=<name>` prints them and writes "
+    "`results/runs/datagen/<run_id>/summary.json`"
+)
+
+
+def conf_dir(results: Path) -> Path:
+    """The `conf/` beside `results`, or this checkout's when that tree has none (a copy of the docs)."""
+    beside = results.parent / "conf"
+    return beside if beside.is_dir() else REPO / "conf"
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = _merge(merged[key], value) if both else value
+    return merged
+
+
+def dataset_configs(conf: Path) -> dict[str, dict[str, Any]]:
+    """Every dataset of `conf/dataset/`, by name: `_base.yaml` with the file's own keys over it."""
+    group = conf / "dataset"
+    base = yaml.safe_load((group / "_base.yaml").read_text()) or {}
+    configs = {}
+    for path in sorted(group.glob("*.yaml")):
+        if path.name.startswith("_"):
+            continue
+        own = yaml.safe_load(path.read_text()) or {}
+        own.pop("defaults", None)
+        config = _merge(base, own)
+        configs[str(config.get("name") or path.stem)] = config
+    return dict(sorted(configs.items(), key=lambda item: total_rows(item[1])))  # smallest first
+
+
+def total_rows(config: dict[str, Any]) -> int:
+    """Rows after scaling (DatasetConfig.total_rows)."""
+    return int(round(config["rows"] * config.get("scale", 1.0)))
+
+
+def _same_layout(stored: dict[str, Any], config: dict[str, Any]) -> bool:
+    return all(str(stored.get(key)) == str(config.get(key)) for key in LAYOUT)
+
+
+def _matches(run: Run | None, name: str, config: dict[str, Any]) -> bool:
+    stored = (run.config().get("dataset") or {}) if run else {}
+    return stored.get("name") == name and _same_layout(stored, config)
+
+
+def _summary(run: Run) -> list[dict[str, str]]:
+    with (run.path / "summary.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _float(text: str | None) -> float | None:
+    return float(text) if text not in (None, "") else None
+
+
+def full_window(run: Run) -> str | None:
+    """The run's shortest window that starts at or before its dataset's first day (None: none does)."""
+    dataset = run.config().get("dataset") or {}
+    end = dt.date.fromisoformat(str(dataset["end"]))
+    first = dt.datetime.combine(end - dt.timedelta(days=int(dataset["span_days"])), dt.time())
+    covering = [
+        (dt.datetime.fromisoformat(stop) - dt.datetime.fromisoformat(start), name)
+        for name, (start, stop) in (run.meta().get("windows") or {}).items()
+        if dt.datetime.fromisoformat(start) <= first
+    ]
+    return min(covering)[1] if covering else None
+
+
+def whole_table(run: Run) -> dict[str, dict[str, float]]:
+    """Per format (`parquet`, `iceberg` as ingested): the files, bytes and partitions a window over
+    the whole span read, the largest over the run's queries (one filtering on time alone prunes
+    nothing there)."""
+    window = full_window(run)
+    found: dict[str, dict[str, float]] = {}
+    for row in _summary(run):
+        fmt = row["format"]
+        if row["window"] != window or (fmt == "iceberg" and row["profile"] != AS_INGESTED):
+            continue
+        files = _float(row["files_scanned"])
+        if files is not None and files > found.get(fmt, {}).get("files", -1):
+            found[fmt] = {
+                "files": files,
+                "bytes": _float(row["bytes_scanned"]) or 0.0,
+                "partitions": _float(row["partitions_scanned"]) or 0.0,
+            }
+    return found
+
+
+def _as_ingested(run: Run) -> dict[str, Any]:
+    return (run.meta().get("variants") or {}).get(f"iceberg/{AS_INGESTED}") or {}
+
+
+def manifest_span(results: Path) -> tuple[Run, float] | None:
+    """The reference `manifest_health` run and the median share of day partitions one as-ingested
+    manifest's bounds cover (None when no such run is stored)."""
+    run = latest_runs(find_runs(results / "reference")).get("manifest_health")
+    if run is None:
+        return None
+    for state in json.loads((run.path / "report.json").read_text()):
+        if state.get("state") == AS_INGESTED:
+            return run, float(state["stats"]["span"]["median"])
+    return None
+
+
+def mb(value: float | None) -> str:
+    """Bytes as `1,995.4 MB` (the datagen summary's unit), `-` when missing."""
+    return "-" if value is None else f"{num(value / 1e6, 1)} MB"
+
+
+def ladder(results: Path) -> str:
+    """The scale ladder: each dataset's rows, days and commits from conf/, and what the reference
+    runs stored of its tables (files, bytes, manifests, manifest span)."""
+    configs = dataset_configs(conf_dir(results))
+    planning = reference_run(results, PLANNING)
+    health = manifest_span(results)
+    rows = []
+    for name, config in configs.items():
+        stored = whole_table(planning) if _matches(planning, name, config) else {}
+        pq, ice = stored.get("parquet", {}), stored.get("iceberg", {})
+        manifests = _as_ingested(planning) if stored else {}
+        span = health[1] if health and _matches(health[0], name, config) else None
+        rows.append(
+            [
+                name,
+                num(total_rows(config)),
+                num(config["span_days"]),
+                num(config["commits"]),
+                num(pq.get("files")),
+                mb(pq.get("bytes")),
+                num(ice.get("files")),
+                mb(ice.get("bytes")),
+                f"{num(manifests['manifests'])} ({mb(manifests['manifest_bytes'])})" if manifests else "-",
+                pct(span),
+            ]
+        )
+    header = ["dataset", "rows", "days", "commits", "Parquet files", "Parquet", "Iceberg files", "Iceberg"]
+    text = table([*header, "manifests", "median manifest span"], rows)
+    window = full_window(planning)
+    text += (
+        f"\nRows (`rows` x `scale`), days (`span_days`) and commits: `conf/dataset/<name>.yaml` over "
+        f"`_base.yaml`. Files and bytes: what the `{window}` window (the whole span) of the "
+        f"`{PLANNING}` reference run read, the most any of its queries read there "
+        f"({provenance(planning)}); manifests: its as-ingested Iceberg table."
+    )
+    if health:
+        text += f" Median manifest span: the `manifest_health` reference run ({provenance(health[0])})."
+    text += f" `-`: no stored run of that size; {HOW_TO_MEASURE}.\n"
+    return text
+
+
+def arrival(results: Path) -> str:
+    """The arrival model and key skew of each dataset, from conf/."""
+    rows = []
+    for name, config in dataset_configs(conf_dir(results)).items():
+        k = float(config["popularity_skew"])
+        rows.append(
+            [
+                name,
+                f"`{config['partitioning']}`",
+                pct(config["late_fraction"]),
+                f"{num(config['late_max_days'])} days",
+                pct(config["clock_skew_fraction"]),
+                num(k, 1),
+                pct(0.1 ** (1 / k)),  # P(u**k < 0.1) for index = n * u**k
+            ]
+        )
+    header = ["dataset", "partitioning", "late tail", "late lag up to", "clock skew", "k"]
+    return table([*header, "top 10% of keys get"], rows) + (
+        "\n`late_fraction`, `late_max_days`, `clock_skew_fraction`, `popularity_skew` (k) of "
+        "`conf/dataset/<name>.yaml` over `_base.yaml`; the last column is 0.1^(1/k), the share of "
+        "events whose key index n * u^k falls in the top tenth.\n"
+    )
+
+
+def schema_width(results: Path) -> str:
+    """The leaf fields of the widest read of the canonical reference run, on Iceberg."""
+    run = reference_run(results, "canonical")
+    m = read_measurements(run.path)
+    ice = m[(m["format"] == "iceberg") & m["read_leaves"].notna()]
+    if ice.empty:
+        return f"The `canonical` reference run ({provenance(run)}) records no `read_leaves`.\n"
+    widest = ice.loc[ice["read_leaves"].idxmax()]
+    return (
+        f"The widest read of the `canonical` reference run, `{widest['query_id']}`, takes "
+        f"{num(widest['read_leaves'])} leaf fields from Iceberg's data files (a map's keys and values "
+        f"counted apart; `read_leaves`, {provenance(run)}).\n"
+    )
+
+
+def file_count(results: Path) -> str:
+    """Files per day partition of the stored medium tables: what sets the build's cost."""
+    planning = reference_run(results, PLANNING)
+    pq = whole_table(planning).get("parquet")
+    name = _dataset(planning)
+    if not pq or not pq["partitions"]:
+        return f"The `{PLANNING}` reference run stores no window over its whole dataset.\n"
+    per = pq["files"] / pq["partitions"]
+    return (
+        f"At {name}, the `{PLANNING}` reference run's `{full_window(planning)}` window read "
+        f"{num(pq['files'])} Parquet files in {num(pq['partitions'])} day partitions, "
+        f"{num(per, 1)} per partition ({provenance(planning)}), where one partitioned write of "
+        f"the same rows (the baseline, clustered by day) makes one per partition.\n"
+    )
+
+
+def _minutes(run: Run) -> float | None:
+    meta = run.meta()
+    start, end = meta.get("started_utc"), meta.get("finished_utc") or meta.get("ended_utc")
+    if not start or not end:
+        return None
+    return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds() / 60
+
+
+def _seconds(ms: str | None) -> float | None:
+    value = _float(ms)
+    return None if value is None else value / 1000
+
+
+def _dataset(run: Run) -> str:
+    return str((run.config().get("dataset") or {}).get("name", "?"))
+
+
+def _machine(run: Run) -> str:
+    machine = run.env().get("machine") or {}
+    return f"{num(machine.get('cores'))} cores, {num(machine.get('memory_gib'), 1)} GiB"
+
+
+def bigger_machine(results: Path) -> str:
+    """Where the measuring runs at medium spend their time, from the reference runs."""
+    planning = reference_run(results, PLANNING)
+    canonical = reference_run(results, "canonical")
+    m = read_measurements(planning.path)
+    execution_s = m["execution_ms"].sum() / 1000
+    planning_s = m["planning_ms"].sum() / 1000
+    executed_rounds = m.loc[m["executed"] & ~m["warmup"], "repetition"].nunique()
+    rounds = m["repetition"].nunique()
+    window = full_window(planning)
+    rows = {
+        (r["format"], r["profile"]): r
+        for r in _summary(planning)
+        if r["window"] == window and r["query_id"] == "count_window"
+    }
+    ice, pq = rows.get(("iceberg", AS_INGESTED)), rows.get(("parquet", "none"))
+    lines = [f"- this machine (`env.json` of the runs): {_machine(planning)}"]
+    line = (
+        f"- `{PLANNING}` at {_dataset(planning)}, {provenance(planning)}: "
+        f"{num(_minutes(planning), 1)} min in all; of the time its queries took, "
+        f"{pct(execution_s / (execution_s + planning_s))} was execution ({num(execution_s / 60, 1)} min "
+        f"over {executed_rounds} executed rounds) and the rest planning ({num(planning_s / 60, 1)} min "
+        f"over {rounds} rounds, warm-ups included)."
+    )
+    if ice and pq:
+        line += (
+            f" Its `{window}` `count_window` reads {num(_float(ice['files_scanned']))} files: "
+            f"execution {num(_seconds(ice['execution_ms_median']), 1)} s on Iceberg as ingested, "
+            f"{num(_seconds(pq['execution_ms_median']), 1)} s on Parquet (medians of "
+            f"{num(_float(ice['execution_ms_n']))})."
+        )
+    lines.append(line)
+    c = read_measurements(canonical.path)
+    executed = c[c["executed"] & ~c["warmup"]]
+    warm = c[c["executed"] & c["warmup"]]
+    per_round, per_warmup = executed["repetition"].nunique() or 1, warm["repetition"].nunique() or 1
+    meta = canonical.meta()
+    lines.append(
+        f"- `canonical` at {_dataset(canonical)}, {provenance(canonical)}: "
+        f"{num(_minutes(canonical), 1)} min in all; one executed round of its "
+        f"{len(meta.get('queries') or {})} queries on {len(meta.get('variants') or {})} variants took "
+        f"{num(executed['total_ms'].sum() / 60000 / per_round, 1)} min "
+        f"({num(executed['execution_ms'].sum() / 60000 / per_round, 1)} min of it execution), its "
+        f"executed warm-up round {num(warm['total_ms'].sum() / 60000 / per_warmup, 1)} min."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def validate_reference(results: Path) -> str:
+    """`icelab validate results/reference --all` over the committed reference set, as printed."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        validate.main([str(results / "reference"), "--all"])
+    text = out.getvalue().replace(str(results / "reference"), "results/reference")
+    return f"```\n$ icelab validate results/reference --all\n{text}```\n"
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {
+    "dataset-ladder": ladder,
+    "dataset-schema": schema_width,
+    "dataset-arrival": arrival,
+    "dataset-file-count": file_count,
+    "dataset-bigger-machine": bigger_machine,
+    "dataset-validate": validate_reference,
+}

@@ -1,0 +1,88 @@
+"""The dataset page's generated figures follow their sources: conf/dataset/ and the reference runs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from icelab.tools.docs import dataset
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A checkout holding copies of conf/dataset/ and of the reference runs the blocks read."""
+    shutil.copytree(REPO / "conf" / "dataset", tmp_path / "conf" / "dataset")
+    for experiment in ("manifest_8mb", "manifest_health", "canonical"):
+        shutil.copytree(
+            REPO / "results" / "reference" / experiment, tmp_path / "results" / "reference" / experiment
+        )
+    return tmp_path
+
+
+def _row(text: str, name: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def _edit_yaml(path: Path, **changes: object) -> None:
+    data = yaml.safe_load(path.read_text())
+    data.update(changes)
+    path.write_text(yaml.safe_dump(data))
+
+
+def _run(root: Path, experiment: str) -> Path:
+    return next((root / "results" / "reference" / experiment).iterdir())
+
+
+def test_the_ladder_follows_the_dataset_config(root: Path) -> None:
+    results = root / "results"
+    assert _row(dataset.ladder(results), "small")[1:4] == ["1,000,000", "180", "50"]
+    _edit_yaml(root / "conf" / "dataset" / "small.yaml", rows=3_000_000, commits=70, scale=0.5)
+    assert _row(dataset.ladder(results), "small")[1:4] == ["1,500,000", "180", "70"]
+
+
+def test_the_ladder_follows_the_stored_run(root: Path) -> None:
+    results = root / "results"
+    medium = _row(dataset.ladder(results), "medium")
+    assert medium[4] == "35,913" and medium[8] == "200 (25.5 MB)"
+    summary = _run(root, "manifest_8mb") / "summary.csv"
+    with summary.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        if row["format"] == "parquet" and row["window"] == "180d":
+            row["files_scanned"] = "40000.0"
+    with summary.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert _row(dataset.ladder(results), "medium")[4] == "40,000"
+    assert "40,000 Parquet files in 180 day partitions" in dataset.file_count(results)
+
+
+def test_a_stored_run_of_another_config_is_not_claimed(root: Path) -> None:
+    _edit_yaml(root / "conf" / "dataset" / "medium.yaml", commits=300)
+    medium = _row(dataset.ladder(root / "results"), "medium")
+    assert medium[3] == "300"
+    assert medium[4:] == ["-"] * 6
+
+
+def test_the_key_share_follows_popularity_skew(root: Path) -> None:
+    assert _row(dataset.arrival(root / "results"), "tiny")[-1] == "46%"
+    _edit_yaml(root / "conf" / "dataset" / "tiny.yaml", popularity_skew=1.0)
+    assert _row(dataset.arrival(root / "results"), "tiny")[-1] == "10%"
+
+
+def test_the_run_times_follow_run_json(root: Path) -> None:
+    run_json = _run(root, "canonical") / "run.json"
+    assert "35.1 min in all" in dataset.bigger_machine(root / "results")
+    meta = json.loads(run_json.read_text())
+    meta["finished_utc"] = "2026-11-21T16:00:25+00:00"
+    run_json.write_text(json.dumps(meta))
+    assert "69.0 min in all" in dataset.bigger_machine(root / "results")
