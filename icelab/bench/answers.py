@@ -97,14 +97,22 @@ def duckdb_status(checksums: list[str], duck: str | None, error: str | None, che
     return "agree" if checksums == [duck] else "differ"
 
 
+def status_of(rec: dict[str, Any]) -> str:
+    """A record's DuckDB status; answers.json written before statuses existed gets it derived."""
+    if "duckdb_status" in rec:
+        return rec["duckdb_status"]
+    ran = rec.get("duckdb") is not None or rec.get("duckdb_error") is not None
+    return duckdb_status(rec["checksums"], rec.get("duckdb"), rec.get("duckdb_error"), checked=ran)
+
+
 def differs(rec: dict[str, Any]) -> bool:
     """The variants returned different answers, or DuckDB returned another."""
-    return len(rec["checksums"]) != 1 or rec["duckdb_status"] == "differ"
+    return len(rec["checksums"]) != 1 or status_of(rec) == "differ"
 
 
 def unchecked(checked: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The pairs DuckDB was asked to check and could not (its query failed)."""
-    return [rec for rec in checked if rec["duckdb_status"].startswith("not checked")]
+    return [rec for rec in checked if status_of(rec).startswith("not checked")]
 
 
 def check_run(
@@ -150,7 +158,7 @@ def outcome(rec: dict[str, Any]) -> str:
     """One pair's outcome, as the console counts it (one of OUTCOMES)."""
     if differs(rec):
         return "DIFFER"
-    status = rec["duckdb_status"]
+    status = status_of(rec)
     if status.startswith("not checked"):
         return "not checked by DuckDB"
     return "agree" if status == "agree" else "agree across variants (DuckDB off)"

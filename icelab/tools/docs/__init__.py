@@ -25,6 +25,10 @@ BLOCK = re.compile(
 )
 
 
+class UnknownBlock(LookupError):
+    """A block in a page that no generator writes."""
+
+
 def blocks() -> dict[str, Callable[[Path], str]]:
     """Every block generator: the `BLOCKS` of each module of this package, by block name.
 
@@ -33,6 +37,8 @@ def blocks() -> dict[str, Callable[[Path], str]]:
     """
     found: dict[str, Callable[[Path], str]] = {}
     for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):  # __main__ runs the command when imported
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for name, generator in getattr(module, "BLOCKS", {}).items():
             if name in found:
@@ -45,7 +51,7 @@ def render(text: str, results: Path, where: str) -> str:
     """`text` with every generated block rewritten.
 
     Raises:
-        KeyError: for a block no generator knows, naming the file.
+        UnknownBlock: for a block no generator knows, naming the file.
     """
 
     generators = blocks()
@@ -53,9 +59,8 @@ def render(text: str, results: Path, where: str) -> str:
     def body(match: re.Match[str]) -> str:
         name = match.group("name")
         if name not in generators:
-            raise KeyError(
-                f"{where}: no generator for block '{name}' (known: {', '.join(sorted(generators))})"
-            )
+            known = ", ".join(sorted(generators))
+            raise UnknownBlock(f"{where}: no generator for block '{name}' (known: {known})")
         return match.group(1) + generators[name](results) + match.group(4)
 
     return BLOCK.sub(body, text)
@@ -78,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         text = path.read_text()
         try:
             new = render(text, results, str(path.relative_to(args.root)))
-        except KeyError as exc:
+        except UnknownBlock as exc:
             print(f"icelab: error: {exc.args[0]}", file=sys.stderr)
             return 2
         if new != text:
