@@ -5,9 +5,9 @@ ARGS ?=
 RESULTS ?= results
 RUNS ?=
 
-.PHONY: help setup run test lint format docs charts report reference clean
+.PHONY: help setup run test test-fast lint format docs charts report reference clean
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 setup: $(VENV)/.installed ## create .venv and install icelab with its test tools
 
@@ -22,6 +22,9 @@ run: setup ## run the main job (default: experiment=datagen dataset=tiny); overr
 
 test: setup ## run the test suite (real Spark, Iceberg and DuckDB on the tiny dataset)
 	$(PY) -m pytest -q
+
+test-fast: setup ## the quick tier for the edit loop: every test that starts no JVM
+	$(PY) -m pytest -q -m "not spark"
 
 lint: setup ## ruff lint and format check
 	$(VENV)/bin/ruff check .

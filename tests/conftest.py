@@ -16,6 +16,18 @@ from icelab.bench.context import Context, open_context
 from icelab.datagen.build import Built
 
 REPO = Path(__file__).resolve().parent.parent
+# Test modules that start Spark in a child process (`python run.py`, a session in a subprocess).
+SPARK_MODULES = {"test_reliability.py", "test_secrets.py", "test_run.py", "test_exposure.py"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that starts a JVM `spark`: it uses the session (`ctx`, and every fixture
+    built on it) or runs Spark in a child process. `make test-fast` runs the rest."""
+    for item in items:
+        if "ctx" in getattr(item, "fixturenames", ()) or item.path.name in SPARK_MODULES:
+            item.add_marker(pytest.mark.spark)
+
+
 CONF = REPO / "conf"
 # Tests share the machine with other work: fewer threads and less memory than a real run.
 SHRINK = ["engine.master='local[2]'", "engine.driver_memory=4g", "progress=false"]
@@ -99,6 +111,7 @@ def planning_run(compose_run, tiny: Built) -> Path:
 
 # The smoke experiment through `python run.py`, smallest: one query, two windows, one round.
 SMOKE_PY = [
+    "engine.java_options='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'",  # short runs: a JVM that starts fast
     "experiment=smoke",
     "experiment.queries=[count_window]",
     "experiment.windows=[1h,1d]",
@@ -124,3 +137,11 @@ def run_py(
         timeout=timeout,
         env=env,
     )
+
+
+def namespace(spark, *parts: str):  # noqa: ANN001, ANN201 (a SparkSession, a Java String[])
+    """A Java String[] for py4j calls such as `Identifier.of(namespace, name)`."""
+    array = spark.sparkContext._gateway.new_array(spark._jvm.java.lang.String, len(parts))
+    for i, part in enumerate(parts):
+        array[i] = part
+    return array

@@ -24,6 +24,7 @@ from icelab.tools.validate import check_run
 REPO = Path(__file__).resolve().parents[1]
 # The smoke benchmark shrunk to seconds: 2 queries x 2 windows x 2 variants x 2 rounds.
 MICRO = [
+    "engine.java_options='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'",  # short runs: a JVM that starts fast
     "experiment=smoke",
     "dataset=tiny",
     "dataset.name=micro",

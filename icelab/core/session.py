@@ -29,12 +29,13 @@ FIXED_CONF = {
 def session_conf(engine: EngineConfig) -> dict[str, str]:
     """Every Spark setting icelab sets, in one dict (recorded with results)."""
     jar = iceberg_jar(engine.iceberg_jar)
+    java_options = f"-Dlog4j2.configurationFile=file:{LOG4J} {engine.java_options}".strip()
     conf = {
         "spark.master": engine.master,
         "spark.app.name": engine.app_name,
         "spark.driver.memory": engine.driver_memory,
         "spark.jars": str(jar),
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
+        "spark.driver.extraJavaOptions": java_options,
         **FIXED_CONF,
     }
     if engine.executor_memory:

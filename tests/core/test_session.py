@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from icelab.core.config import engine_config
-from icelab.core.session import register_iceberg_catalog
+from icelab.core.session import register_iceberg_catalog, session_conf
+from tests.conftest import namespace
 
 
 @pytest.mark.parametrize("cached", [False, True])
@@ -19,7 +20,9 @@ def test_metadata_cache_switch_reaches_iceberg(ctx, compose_cfg, tiny, cached):
     spark_catalog = ctx.spark._jsparkSession.sessionState().catalogManager().catalog(name)
     iceberg_catalog = spark_catalog.icebergCatalog().getClass().getSimpleName()
     assert iceberg_catalog == ("CachingCatalog" if cached else "HadoopCatalog")
-    ident = ctx.spark._jvm.org.apache.spark.sql.connector.catalog.Identifier.of(["bench"], "events")
+    ident = ctx.spark._jvm.org.apache.spark.sql.connector.catalog.Identifier.of(
+        namespace(ctx.spark, "bench"), "events"
+    )
     io = spark_catalog.loadTable(ident).table().io()
     assert io.properties().get("io.manifest.cache-enabled") == str(cached).lower()
 
@@ -29,3 +32,10 @@ def test_traps_are_pinned_in_the_running_session(ctx):
     assert conf.get("spark.sql.iceberg.aggregate-push-down.enabled") == "false"
     assert conf.get("spark.sql.hive.filesourcePartitionFileCacheSize") == "0"
     assert conf.get("spark.sql.sources.parallelPartitionDiscovery.threshold") == "32"
+
+
+def test_java_options_come_after_icelabs_own(compose_cfg):
+    engine = engine_config(compose_cfg("engine.java_options='-XX:TieredStopAtLevel=1 -Xss4m'"))
+    options = session_conf(engine)["spark.driver.extraJavaOptions"].split()
+    assert options[0].startswith("-Dlog4j2.configurationFile=file:")  # icelab's log config kept
+    assert options[1:] == ["-XX:TieredStopAtLevel=1", "-Xss4m"]

@@ -23,6 +23,7 @@ class EngineConfig(_Strict):
     catalog_uri: str | None = None
     iceberg_metadata_cache: bool = Field(description="catalog cache-enabled and io.manifest.cache-enabled")
     log_level: str
+    java_options: str = Field(default="", description="extra driver JVM flags, after icelab's own")
     conf: dict[str, Any]
 
 
