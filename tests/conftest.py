@@ -16,16 +16,20 @@ from icelab.bench.context import Context, open_context
 from icelab.datagen.build import Built
 
 REPO = Path(__file__).resolve().parent.parent
-# Test modules that start Spark in a child process (`python run.py`, a session in a subprocess).
-SPARK_MODULES = {"test_reliability.py", "test_secrets.py", "test_run.py", "test_exposure.py"}
+# Test modules that start Spark in a child process (`python run.py`, a session in a subprocess),
+# longest first: they run first, so the two xdist workers (pyproject's addopts) end together.
+SPARK_MODULES = ("test_reliability.py", "test_run.py", "test_secrets.py", "test_exposure.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that starts a JVM `spark`: it uses the session (`ctx`, and every fixture
-    built on it) or runs Spark in a child process. `make test-fast` runs the rest."""
+    """Mark every test that starts a JVM `spark` (it uses the session, `ctx` and every fixture
+    built on it, or runs Spark in a child process; `make test-fast` runs the rest), and put the
+    child-process modules first."""
     for item in items:
         if "ctx" in getattr(item, "fixturenames", ()) or item.path.name in SPARK_MODULES:
             item.add_marker(pytest.mark.spark)
+    first = {name: rank for rank, name in enumerate(SPARK_MODULES)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))
 
 
 CONF = REPO / "conf"
