@@ -106,6 +106,10 @@ def test_daily_cycle_follows_the_hour_weights(rows, ds):
     by_hour = {r.h: r.n for r in counted}
     for hour in range(24):  # every hour's share is its weight's, within sampling error
         assert within(by_hour.get(hour, 0), ds.total_rows, table.count(hour) / len(table)), hour
+    # and the weights are a daily cycle: a peak (mid-afternoon UTC) several times the pre-dawn trough
+    share = [table.count(hour) for hour in range(24)]
+    peak, trough = share.index(max(share)), share.index(min(share))
+    assert 12 <= peak <= 18 and 0 <= trough <= 6 and max(share) >= 5 * min(share)
 
 
 def test_popularity_follows_the_power_law(rows, ds):
