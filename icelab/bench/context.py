@@ -118,13 +118,18 @@ def lock_wait(cfg: DictConfig) -> float:
     return seconds
 
 
-def open_context(cfg: DictConfig) -> Context:
-    """Validate everything the user typed, then start Spark (the slow part) last."""
+def open_context(cfg: DictConfig, data: bool = True) -> Context:
+    """Validate everything the user typed, then start Spark (the slow part) last.
+
+    `data=False` for a task that uses no dataset (`doctor`): the data directory is not checked
+    (nor created).
+    """
     ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
     locks.wait_s = lock_wait(cfg)
     locks.owner = f"experiment {cfg.experiment.name} on dataset {ds.name}"
     check_java()
-    for key, path in (("paths.data_dir", paths.data_dir), ("paths.results_dir", paths.results_dir)):
+    dirs = [("paths.data_dir", paths.data_dir)] if data else []
+    for key, path in [*dirs, ("paths.results_dir", paths.results_dir)]:
         storage.check_local_dir(storage.to_uri(path), key, paths.min_free_gb)
     return Context(cfg, ds, engine, paths, get_session(engine))
 

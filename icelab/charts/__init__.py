@@ -28,20 +28,26 @@ def chart_files(charts: list[Chart]) -> list[Path]:
     return [path for chart in charts for path in chart.files]
 
 
-def chart_cli(prog: str, argv: list[str] | None, write: Callable[[Path], list[Path]], task: str) -> int:
+def chart_cli(
+    prog: str, argv: list[str] | None, write: Callable[[Path], list[Path]], task: str | tuple[str, ...]
+) -> int:
     """`prog <run dir | experiment dir | run id> [--include-incomplete]`: redraw a stored run's
     charts (an experiment's newest complete run unless asked otherwise), print their paths.
 
     Args:
-        task: the experiment.task whose runs `write` draws (planning, canonical, ...).
+        task: the experiment.task (or tasks) whose runs `write` draws (planning, canonical, ...).
     """
     parser = run_parser(prog, "Redraw a stored run's charts from its results (no Spark).")
     args = parser.parse_args(argv)
     run = resolve_run(args.path, args.include_incomplete)
     if run is None:
         return 2
-    if run.task != task:
-        print(f"icelab: error: {run.path} is a {run.task} run; {prog} draws {task} runs", file=sys.stderr)
+    tasks = (task,) if isinstance(task, str) else task
+    if run.task not in tasks:
+        print(
+            f"icelab: error: {run.path} is a {run.task} run; {prog} draws {' or '.join(tasks)} runs",
+            file=sys.stderr,
+        )
         return 2
     try:
         paths = write(run.path)

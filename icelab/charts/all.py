@@ -21,6 +21,7 @@ WRITERS: dict[str, Callable[[Path, Path], list[Chart]]] = {
     "planning": planning.charts,
     "canonical": canonical.charts,
     "manifest_health": health.charts,
+    "doctor": health.charts,
     "snapshot_expiry": expiry.charts,
     "schema_evolution": schema_table.charts,
 }

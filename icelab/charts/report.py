@@ -140,6 +140,8 @@ def key_ratios(run: Run) -> str:
             for h in report
         )
         parts.append(f"<h3>Verdicts</h3>{_frame(frame)}")
+    elif run.task == "doctor":
+        parts.append(doctor_section(json.loads((run.path / "report.json").read_text())))
     elif run.task == "snapshot_expiry":
         summary = json.loads((run.path / "expiry.json").read_text())
         cols = [
@@ -165,6 +167,53 @@ def key_ratios(run: Run) -> str:
             + table.to_html(index=False, border=0, escape=True)
         )
     return "".join(parts)
+
+
+def doctor_section(report: dict) -> str:
+    """A doctor run: the table, how long reading took, each state's verdict, the advice."""
+    table, reader = report["table"], report["reader"]
+    rows = [
+        ("table", table.get("described")),
+        ("partition specs", "; ".join(f"{k}: {v}" for k, v in (table.get("specs") or {}).items())),
+        (
+            "read",
+            f"{reader['read_seconds']:.2f} s + {reader['load_seconds']:.2f} s to load "
+            f"({reader['name']}; {reader['manifests']:,} manifests, {reader['entries']:,} entries)",
+        ),
+        (
+            "exit code",
+            f"{report['exit_code']} ({report['verdict']}; actions: {', '.join(report['actions']) or 'none'})",
+        ),
+    ]
+    states = pd.DataFrame(
+        {
+            "state": h["state"],
+            "manifests": h["manifests"],
+            "manifest MB": h["manifest_bytes"] / 2**20,
+            "partitions": h["partitions"],
+            "bounds per partition: p90": h["stats"]["bounds"]["p90"],
+            "span median": h["stats"]["span"]["median"],
+            "data files": h["files"]["data_files"],
+            "delete files": h["deletes"]["delete_files"],
+            "snapshots (expirable)": f"{h['snapshots']['count']} ({h['snapshots']['expirable']})",
+            "verdict": h["verdict"],
+            "reasons": "; ".join(h["reasons"]),
+        }
+        for h in report["states"]
+    )
+    advice = report["states"][0]["advice"]
+    statements = "".join(
+        f"<li><code>{html.escape(st['text'])}</code> ({'applied by --apply' if st['applies'] else 'review'}: "
+        f"{html.escape(st['why'])})</li>"
+        for st in advice["statements"]
+    )
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in advice["notes"])
+    return (
+        f"<h3>Table</h3>{_table(rows)}<h3>Verdicts</h3>{_frame(states)}"
+        f"<h3>Advice</h3><p>{html.escape(advice['target_reason'])}</p>"
+        + (f"<ul>{statements}</ul>" if statements else "")
+        + (f"<p class='muted'>Notes:</p><ul>{notes}</ul>" if notes else "")
+    )
 
 
 def figure(chart: Chart) -> str:

@@ -19,7 +19,7 @@ import yaml
 from icelab.core import run_state
 
 # Runs written before every task wrote run.json: their last file marks a run that finished.
-FINAL_FILES = {"manifest_health": "report.json", "snapshot_expiry": "expiry.json"}
+FINAL_FILES = {"manifest_health": "report.json", "snapshot_expiry": "expiry.json", "doctor": "report.json"}
 
 
 @dataclass(frozen=True)

@@ -87,20 +87,24 @@ def get_session(engine: EngineConfig) -> SparkSession:
     return spark
 
 
-def register_iceberg_catalog(spark: SparkSession, name: str, warehouse: str, engine: EngineConfig) -> None:
+def register_iceberg_catalog(
+    spark: SparkSession, name: str, warehouse: str | None, engine: EngineConfig
+) -> None:
     """Register an Iceberg catalog at runtime (catalogs load lazily by name).
 
     One catalog per dataset lets one session hold several datasets, as a multirun needs.
+    `warehouse` may be None for a Hive or REST catalog, which knows its own.
     """
     prefix = f"spark.sql.catalog.{name}"
     settings = {
         prefix: "org.apache.iceberg.spark.SparkCatalog",
         f"{prefix}.type": engine.catalog_type,
-        f"{prefix}.warehouse": warehouse,
         # Off by default: a fresh reader pays for metadata.json and every manifest.
         f"{prefix}.cache-enabled": str(engine.iceberg_metadata_cache).lower(),
         f"{prefix}.io.manifest.cache-enabled": str(engine.iceberg_metadata_cache).lower(),
     }
+    if warehouse:
+        settings[f"{prefix}.warehouse"] = warehouse
     if engine.catalog_uri:
         settings[f"{prefix}.uri"] = engine.catalog_uri
     for key, value in settings.items():

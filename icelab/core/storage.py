@@ -96,6 +96,13 @@ class Storage:
         fs, path = self._fs_path(uri)
         return bool(fs.exists(path))
 
+    def size(self, uri: str) -> int | None:
+        """A file's length in bytes; None when it does not exist."""
+        fs, path = self._fs_path(uri)
+        if not fs.exists(path):
+            return None
+        return int(fs.getFileStatus(path).getLen())
+
     def delete(self, uri: str) -> None:
         """Delete recursively; missing is fine."""
         fs, path = self._fs_path(uri)

@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
 from icelab.bench.context import open_context
+from icelab.bench.health.policy import LEVELS, judge
 from icelab.bench.manifest_stats import manifests, partition_counts, statistics
 from icelab.bench.profiles import Profile, prepare
 from icelab.charts.health import write_charts
@@ -24,7 +25,8 @@ from icelab.core import run_state
 from icelab.core.config import HealthConfig, Threshold, health_config, parse_size, profile_configs
 from icelab.core.results import write_json, write_parquet
 
-LEVELS = ("healthy", "rewrite advised", "rewrite needed")
+# judge and LEVELS live in icelab.bench.health.policy (shared with icelab doctor); kept importable here.
+__all__ = ["LEVELS", "Health", "inspect", "judge", "render", "run"]
 
 
 @dataclass
@@ -51,21 +53,6 @@ class Health:
             "verdict": self.verdict,
             "reasons": self.reasons,
         }
-
-
-def judge(stats: dict[str, dict[str, float]], rules: dict[str, Threshold]) -> tuple[str, list[str]]:
-    """The worst level any rule reaches, and every rule that tripped, as a reason."""
-    level, reasons = 0, []
-    for key, threshold in rules.items():
-        source, stat = key.split("_", 1)
-        value = stats[source][stat]
-        hit = 2 if value > threshold.need else 1 if value > threshold.advise else 0
-        if hit:
-            reasons.append(
-                f"{key} = {value:.2f} > {threshold.need if hit == 2 else threshold.advise:g} ({LEVELS[hit]})"
-            )
-        level = max(level, hit)
-    return LEVELS[level], reasons
 
 
 def inspect(spark: SparkSession, state: str, table: str, rules: dict[str, Threshold]) -> Health:

@@ -20,6 +20,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "validate": ("icelab.tools.validate", "every run of a results directory checked"),
     "reference": ("icelab.tools.reference", "copy complete runs into results/reference and redraw"),
     "schema-check": ("icelab.tools.schema_check", "is each schema change safe, rejected or a hazard"),
+    "doctor": ("icelab.tools.doctor", "manifest health and rewrite advice on any Iceberg table"),
     "docs": ("icelab.tools.docs", "rewrite the figure blocks of README.md and docs/ from results"),
 }
 

@@ -32,6 +32,7 @@ REQUIRED = {
     "datagen": ("env.json", "config.yaml", "summary.json"),
     "verify": ("env.json", "config.yaml", "verification.json"),
     "manifest_health": ("env.json", "config.yaml", "report.json", "partitions.parquet", "manifests.parquet"),
+    "doctor": ("env.json", "config.yaml", "report.json", "partitions.parquet", "manifests.parquet"),
     "snapshot_expiry": ("env.json", "config.yaml", "expiry.json", "timeline.parquet"),
     "schema_evolution": ("env.json", "config.yaml", "run.json", "scenarios.parquet"),
 }

@@ -41,7 +41,7 @@ CASES = [
     # Unknown names
     pytest.param(
         ["experiment=nope"],
-        "unknown experiment 'nope' (choose from: canonical, datagen, manifest_8mb, manifest_health, "
+        "unknown experiment 'nope' (choose from: canonical, datagen, doctor, manifest_8mb, manifest_health, "
         "manifest_sweep, schema_evolution, smoke, snapshot_expiry, verify)",
         id="unknown-experiment",
     ),

@@ -7,7 +7,8 @@ the key, the value and what is accepted. Where each section is typed:
     values.py      window names (1h, 7d, full) and sizes (8MB)
     dataset.py     dataset        engine.py   engine        paths.py     paths
     profile.py     profile        setup.py    setup         protocol.py  protocol
-    experiment.py  experiment (planning, canonical, manifest_health, snapshot_expiry, schema_evolution)
+    experiment.py  experiment (planning, canonical, manifest_health, doctor, snapshot_expiry,
+                   schema_evolution)
 """
 
 from icelab.core.config.base import flatten, load
@@ -17,14 +18,17 @@ from icelab.core.config.experiment import (
     HEALTH_SOURCES,
     HEALTH_STATS,
     CanonicalConfig,
+    DoctorConfig,
     ExpiryConfig,
     HealthConfig,
     PlanningConfig,
     SchemaEvolutionConfig,
     Threshold,
     canonical_config,
+    doctor_config,
     expiry_config,
     health_config,
+    manifest_health_rules,
     planning_config,
     schema_evolution_config,
 )
@@ -40,6 +44,7 @@ __all__ = [
     "WINDOW_RULE",
     "CanonicalConfig",
     "DatasetConfig",
+    "DoctorConfig",
     "EngineConfig",
     "ExpiryConfig",
     "HealthConfig",
@@ -53,11 +58,13 @@ __all__ = [
     "WindowName",
     "canonical_config",
     "dataset_config",
+    "doctor_config",
     "engine_config",
     "expiry_config",
     "flatten",
     "health_config",
     "load",
+    "manifest_health_rules",
     "parse_size",
     "paths_config",
     "planning_config",

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+from pathlib import Path
 from typing import Literal
 
+import yaml
 from omegaconf import DictConfig
 from pydantic import Field, model_validator
 
@@ -87,6 +90,67 @@ class HealthConfig(_Strict):
         return self
 
 
+def _check_rules(rules: dict[str, Threshold]) -> None:
+    for key in rules:
+        source, _, stat = key.partition("_")
+        if source not in HEALTH_SOURCES or stat not in HEALTH_STATS:
+            raise ValueError(
+                f"unknown rule '{key}': use <{'|'.join(HEALTH_SOURCES)}>_<{'|'.join(HEALTH_STATS)}>"
+            )
+
+
+HEALTH_YAML = Path(__file__).resolve().parents[3] / "conf" / "experiment" / "manifest_health.yaml"
+
+
+def manifest_health_rules() -> dict[str, Threshold]:
+    """The rules of conf/experiment/manifest_health.yaml: the doctor's default policy, so the two
+    give one table the same verdict."""
+    rules = (yaml.safe_load(HEALTH_YAML.read_text()) or {}).get("experiment", {}).get("rules") or {}
+    return {key: Threshold(**value) for key, value in rules.items()}
+
+
+class DoctorConfig(_Strict):
+    """The `experiment` section of `doctor`: a table of the user's, how to reach it, the policy."""
+
+    name: str = Field(min_length=1)
+    task: Literal["doctor"]
+    table: str | None = Field(
+        default=None,
+        description="a table directory or metadata.json (catalog hadoop), or <namespace>.<table>",
+    )
+    catalog: Literal["hadoop", "hive", "rest"] = "hadoop"
+    uri: str | None = Field(default=None, description="thrift://host:9083 (hive), http://host:8181 (rest)")
+    warehouse: str | None = Field(default=None, description="the catalog's warehouse")
+    windows: list[WindowName] = Field(min_length=1, description="time windows to predict planning for")
+    retain: str | None = Field(default=None, description="expire snapshots older than this (7d, 12h)")
+    retain_last: int | None = Field(default=None, ge=1)
+    small_file: str | None = Field(default=None, description="data files below this size are small")
+    target: str | None = Field(default=None, description="manifest target size instead of the advised one")
+    rules: dict[str, Threshold] | None = Field(
+        default=None, description="null: the rules of conf/experiment/manifest_health.yaml"
+    )
+    apply: bool = False
+    copy_table: bool = Field(default=False, alias="copy", description="apply on a registered copy")
+
+    @model_validator(mode="after")
+    def _check(self) -> DoctorConfig:
+        if not self.table:
+            raise ValueError("no table given: add table=<table directory, metadata.json or ns.table>")
+        for size in (self.small_file, self.target):
+            if size is not None:
+                parse_size(size)
+        if self.retain is not None and not re.fullmatch(r"\d+\s*[smhd]", self.retain.strip()):
+            raise ValueError(f"bad retain '{self.retain}': use a whole number with s, m, h or d, e.g. 7d")
+        if self.rules is not None:
+            _check_rules(self.rules)
+        return self
+
+    @property
+    def policy_rules(self) -> dict[str, Threshold]:
+        """The rules given, else manifest_health's."""
+        return self.rules if self.rules is not None else manifest_health_rules()
+
+
 class ExpiryConfig(_Strict):
     """The `experiment` section of `snapshot_expiry`."""
 
@@ -132,6 +196,11 @@ def canonical_config(cfg: DictConfig) -> CanonicalConfig:
 def health_config(cfg: DictConfig) -> HealthConfig:
     """The validated `experiment` section of `manifest_health`."""
     return load(HealthConfig, cfg, "experiment")
+
+
+def doctor_config(cfg: DictConfig) -> DoctorConfig:
+    """The validated `experiment` section of `doctor`."""
+    return load(DoctorConfig, cfg, "experiment")
 
 
 def expiry_config(cfg: DictConfig) -> ExpiryConfig:

@@ -43,6 +43,12 @@ EXPERIMENTS = (
         "maintenance.md",
     ),
     Experiment(
+        "doctor",
+        "manifest health, verdict and advice on any Iceberg table (`table=...`)",
+        "Figures 6, 7",
+        "doctor.md",
+    ),
+    Experiment(
         "snapshot_expiry",
         "metadata, commit and planning as snapshots pile up",
         "expiry chart",

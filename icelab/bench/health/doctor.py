@@ -1,0 +1,312 @@
+"""The doctor's whole visit: reach the table, read its metadata, judge, advise, optionally apply
+(on the table or a registered copy) and judge again; then the console text and the files.
+
+Nothing is written to the table unless `apply` is set. A dry run reads metadata tables only.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import SparkSession
+
+from icelab.bench.health.advice import Advice, advise, register_copy, run_statements, size_text
+from icelab.bench.health.check import Health, Policy, examine, manifests_frame, partitions_frame
+from icelab.bench.health.reader import READER, Metadata, read
+from icelab.bench.health.rule import PlanningRule
+from icelab.bench.health.source import Source, connect, copy_of, load
+from icelab.core.config import EngineConfig
+from icelab.core.errors import UserError
+from icelab.core.results import write_json, write_parquet
+
+EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
+# Table properties the report shows first (all of them are in report.json).
+SHOWN_PROPERTIES = (
+    "commit.manifest.target-size-bytes",
+    "commit.manifest-merge.enabled",
+    "commit.manifest.min-count-to-merge",
+    "write.delete.mode",
+    "write.update.mode",
+    "write.merge.mode",
+    "write.target-file-size-bytes",
+    "history.expire.max-snapshot-age-ms",
+    "history.expire.min-snapshots-to-keep",
+)
+
+
+@dataclass
+class Visit:
+    """One state the doctor looked at: the table (or copy) as read, its report and advice."""
+
+    source: Source
+    meta: Metadata
+    health: Health
+    advice: Advice
+
+
+@dataclass
+class Diagnosis:
+    """Everything one doctor run found and did."""
+
+    visits: list[Visit]
+    load_seconds: float
+    rule: PlanningRule | None
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    copy: str | None = None
+
+    @property
+    def first(self) -> Visit:
+        return self.visits[0]
+
+    @property
+    def last(self) -> Visit:
+        return self.visits[-1]
+
+    @property
+    def exit_code(self) -> int:
+        """0 healthy, 1 an action is advised (rewrite advised or needed, or expiry), for the last state."""
+        return EXIT_ACTION if self.last.advice.actions else EXIT_HEALTHY
+
+    def report(self) -> dict[str, Any]:
+        """report.json: the table, the reader and its timings, every state with its advice."""
+        first = self.first
+        meta = first.meta
+        return {
+            "table": {
+                "given": first.source.given,
+                "kind": first.source.kind,
+                "name": first.source.name,
+                "described": first.source.describe(),
+                "location": meta.location,
+                "metadata_file": meta.metadata_file,
+                "format_version": meta.format_version,
+                "current_snapshot_id": meta.current_snapshot_id,
+                "specs": {str(k): s.describe() for k, s in meta.specs.items()},
+                "default_spec_id": meta.default_spec_id,
+                "properties": meta.properties,
+            },
+            "reader": {
+                "name": READER,
+                "load_seconds": round(self.load_seconds, 3),
+                "read_seconds": round(meta.read_seconds, 3),
+                "steps": meta.timings,
+                "entries": int(
+                    (first.health.manifests.entries + first.health.manifests.deleted_entries).sum()
+                ),
+                "manifests": len(first.health.manifests),
+            },
+            "planning_rule": self.rule.__dict__ if self.rule else None,
+            "states": [v.health.as_json() | {"advice": v.advice.as_json()} for v in self.visits],
+            "applied": self.applied,
+            "copy": self.copy,
+            "verdict": self.last.health.verdict,
+            "actions": self.last.advice.actions,
+            "exit_code": self.exit_code,
+        }
+
+
+def visit(
+    spark: SparkSession,
+    source: Source,
+    jtable: Any,
+    state: str,
+    policy: Policy,
+    rule: PlanningRule | None,
+    target: int | None,
+    copy: bool = False,
+) -> Visit:
+    """Read one table state and judge it."""
+    meta = read(spark, source, jtable, policy.small_file_bytes)
+    health = examine(meta, state, source.describe(), policy, rule)
+    return Visit(source, meta, health, advise(health, meta, source, rule, target, copy=copy))
+
+
+def diagnose(
+    spark: SparkSession,
+    engine: EngineConfig,
+    source: Source,
+    policy: Policy,
+    rule: PlanningRule | None,
+    target: int | None = None,
+    apply: bool = False,
+    copy_to: str | None = None,
+) -> Diagnosis:
+    """Reach the table, judge it, and with `apply` run the advice and judge again.
+
+    Args:
+        source: the table as `source.resolve` gave it.
+        copy_to: apply on a copy registered from the table's current metadata (a table read by
+            its metadata file gets a Hadoop catalog on this directory); None applies in place.
+
+    Raises:
+        UserError: unknown table, unreachable catalog, not an Iceberg table, or `apply` on a table
+            that cannot take a commit.
+    """
+    t0 = time.perf_counter()
+    source = connect(spark, engine, source)
+    if apply and copy_to is None and not source.writable:
+        raise UserError(
+            f"'{source.given}' is read by its metadata file, so nothing can be committed to it: "
+            "give --copy, or name the table through its catalog"
+        )
+    jtable = load(spark, source)
+    load_seconds = time.perf_counter() - t0
+    first = visit(spark, source, jtable, "current", policy, rule, target)
+    diagnosis = Diagnosis([first], load_seconds, rule)
+    if not apply or not first.advice.actions:
+        return diagnosis
+    where, jwhere, copy = source, jtable, False
+    if copy_to is not None:
+        where = connect(spark, engine, copy_of(source, copy_to))
+        if where.kind == "hadoop" and where.catalog and where.ident and "." in where.ident:
+            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {where.catalog}.{where.ident.rsplit('.', 1)[0]}")
+        register_copy(spark, source, first.meta, where)
+        jwhere, copy = load(spark, where), True
+        diagnosis.copy = where.name
+    plan = advise(first.health, first.meta, where, rule, target, copy=copy) if copy else first.advice
+    diagnosis.applied = run_statements(spark, plan.statements)
+    state = "after_apply (copy)" if copy else "after_apply"
+    diagnosis.visits.append(visit(spark, where, jwhere, state, policy, rule, target, copy=copy))
+    return diagnosis
+
+
+def save(run_dir: Path, diagnosis: Diagnosis) -> None:
+    """report.json, partitions.parquet and manifests.parquet (one row per partition or manifest
+    per state), written atomically."""
+    parts = pd.concat([partitions_frame(v.health, v.meta) for v in diagnosis.visits], ignore_index=True)
+    mans = pd.concat([manifests_frame(v.health, v.meta) for v in diagnosis.visits], ignore_index=True)
+    write_parquet(run_dir / "partitions.parquet", parts)
+    write_parquet(run_dir / "manifests.parquet", mans)
+    write_json(run_dir / "report.json", diagnosis.report())
+
+
+def _mb(n: float | None) -> str:
+    """Bytes in decimal units, as the maintenance docs give them."""
+    if n is None:
+        return "?"
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= scale / 10:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n / 1e3:.1f} kB"
+
+
+def _stat_rows(h: Health) -> list[str]:
+    s = h.stats
+    row = "    {:<30}" + " {:>8}" * 8
+    lines = [row.format("per partition", "min", "max", "mean", "median", "stdev", "p60", "p90", "p99")]
+    for key, label in (("exact", "manifests holding it"), ("bounds", "manifests planning opens")):
+        lines.append(row.format(label, *(f"{s[key][k]:.1f}" for k in s[key])))
+    lines.append(row.format("per data manifest", *[""] * 8))
+    for key, label in (
+        ("span", "span (share of partitions)"),
+        ("manifest_kb", "size KB"),
+        ("manifest_entries", "entries"),
+    ):
+        lines.append(row.format(label, *(f"{s[key][k]:.2f}" for k in s[key])))
+    return lines
+
+
+def render_visit(v: Visit) -> list[str]:
+    """The console text of one state."""
+    h, meta = v.health, v.meta
+    data = h.data_manifests
+    f, d, snaps, md = h.files, h.deletes, h.snapshots, h.metadata
+    specs = "; ".join(f"spec {k}: {s.describe()}" for k, s in meta.specs.items())
+    lines = [
+        f"{h.state}: {v.source.describe()}",
+        f"  format v{meta.format_version}, {specs} (default {meta.default_spec_id}), "
+        f"snapshot {meta.current_snapshot_id}",
+        f"  manifests      {len(data)} data ({_mb(data.length.sum())}), {d['delete_manifests']} delete "
+        f"({_mb(h.manifests.length[h.manifests.content != 0].sum())})",
+        f"  data files     {f['data_files']:,} ({_mb(f['data_bytes'])}, {f['records']:,} rows) in "
+        f"{len(h.live_partitions)} partitions; small (< {size_text(f['small_file_bytes'])}): "
+        f"{f['small_files']:,} ({f['small_share']:.0%})",
+        f"  delete files   {d['delete_files']:,} ({d['position_delete_files']:,} position, "
+        f"{d['equality_delete_files']:,} equality; {d['delete_records']:,} deleted rows)",
+        f"  snapshots      {snaps['count']} ({snaps['older_than_retention']} older than {snaps['retain']}, "
+        f"{snaps['expirable']} expirable keeping the newest {snaps['retain_last']})",
+        f"  metadata       metadata.json {_mb(md['metadata_json_bytes'])}, {md['metadata_files_in_log']} in "
+        f"its log; manifest list {_mb(md['manifest_list_bytes'])}",
+        *_stat_rows(h),
+        f"  -> {h.verdict.upper()}" + (" + EXPIRY ADVISED" if h.expiry_advised else ""),
+        *[f"  reason: {r}" for r in h.reasons],
+    ]
+    shown = {k: meta.properties[k] for k in SHOWN_PROPERTIES if k in meta.properties}
+    if shown:
+        lines.insert(2, "  properties     " + ", ".join(f"{k}={val}" for k, val in shown.items()))
+    return lines
+
+
+def render_advice(a: Advice, applied: str = "") -> list[str]:
+    """The console text of one state's advice."""
+    lines = ["advice:"]
+    if a.target_bytes:
+        cluster = (
+            f", clustered by {' then '.join(a.cluster_by)}" if a.cluster_by else ", clustered by partition"
+        )
+        lines += [
+            f"  manifest target {size_text(a.target_bytes)}{cluster}: {a.target_reason}",
+            f"  about {a.manifests_after} manifests after the rewrite, {a.units_per_manifest} {a.unit}s each",
+        ]
+    if a.predictions:
+        lines.append(f"  planning per window ({a.rule}):")
+        for p in a.predictions:
+            now = f"{p['now_manifests']} manifests ({p['now_mb']:.2f} MB)"
+            if p.get("now_ms") is not None:
+                now += f" ~{p['now_ms']:.0f} ms"
+            text = f"    {p['window']:>5} ({p['units']} {a.unit}s): now {now}"
+            if "after_manifests" in p:
+                text += f"; after {p['after_manifests']} ({p['after_mb']:.2f} MB)"
+                if p.get("after_ms") is not None:
+                    text += f" ~{p['after_ms']:.0f} ms"
+            lines.append(text)
+    if a.statements:
+        how = applied or "dry run, nothing changed; --apply runs those marked [apply]"
+        lines.append(f"  statements ({how}):")
+        for st in a.statements:
+            mark = "[apply]" if st.applies else "[review]"
+            lines += [
+                f"    {mark} -- {st.why}",
+                f"    {st.text};" if st.language == "sql" else f"    {st.text}",
+            ]
+    if a.catalog_settings and a.statements:
+        lines.append(
+            "  catalog (to run them elsewhere): "
+            + " ".join(f"--conf {k}={v}" for k, v in a.catalog_settings.items())
+        )
+    lines += [f"  note: {n}" for n in a.notes]
+    if not a.actions:
+        lines.append("  nothing to do: healthy")
+    return lines
+
+
+def render(diagnosis: Diagnosis) -> str:
+    """The whole console report."""
+    first = diagnosis.first
+    steps = ", ".join(f"{k} {v:.2f} s" for k, v in first.meta.timings.items())
+    lines = [
+        f"icelab doctor: {first.source.describe()}",
+        f"read in {first.meta.read_seconds:.2f} s + {diagnosis.load_seconds:.2f} s to load the table "
+        f"({READER}: {steps})",
+    ]
+    ran = ""
+    if diagnosis.applied:
+        ran = f"applied to the copy {diagnosis.copy}, below" if diagnosis.copy else "applied, below"
+    lines += ["", *render_visit(first), *render_advice(first.advice, applied=ran)]
+    if diagnosis.applied:
+        lines += ["", "applied" + (f" on the copy {diagnosis.copy}" if diagnosis.copy else "") + ":"]
+        lines += [f"  {a['action']} ({a['seconds']:.2f} s): {a['text']}" for a in diagnosis.applied]
+    for v in diagnosis.visits[1:]:
+        lines += ["", *render_visit(v), *render_advice(v.advice)]
+    last = diagnosis.last
+    lines += [
+        "",
+        f"verdict: {last.health.verdict}"
+        + (f"; actions: {', '.join(last.advice.actions)}" if last.advice.actions else "")
+        + f" (exit {diagnosis.exit_code})",
+    ]
+    return "\n".join(lines)

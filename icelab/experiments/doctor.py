@@ -1,0 +1,79 @@
+"""Task `doctor`: the manifest health check and its advice on any Iceberg table
+(`python run.py experiment=doctor table=...`, or `icelab doctor TABLE`).
+
+The library is `icelab.bench.health`; this module wires config, session, run directory and
+charts. Results: report.json, partitions.parquet, manifests.parquet, env.json, config.yaml
+and the two health charts (Figures 6 and 7) in results/runs/doctor/<run_id>/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from icelab.bench.context import open_context
+from icelab.bench.health.check import Policy, parse_duration
+from icelab.bench.health.doctor import Diagnosis, diagnose, render, save
+from icelab.bench.health.rule import measured_rule
+from icelab.bench.health.source import resolve
+from icelab.charts.health import write_charts
+from icelab.core import run_state
+from icelab.core.config import DoctorConfig, doctor_config, parse_size
+from icelab.core.provenance import REPO
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished doctor run: where its files are, what it found, and the exit code it earns."""
+
+    run_dir: Path
+    diagnosis: Diagnosis
+
+    @property
+    def exit_code(self) -> int:
+        return self.diagnosis.exit_code
+
+
+def policy_of(dcfg: DoctorConfig) -> Policy:
+    """The policy the config gives."""
+    return Policy(
+        rules=dcfg.policy_rules,
+        windows=tuple(dcfg.windows),
+        retain_us=parse_duration(dcfg.retain) if dcfg.retain else None,
+        retain_last=dcfg.retain_last,
+        small_file_bytes=parse_size(dcfg.small_file) if dcfg.small_file else None,
+    )
+
+
+@run_state.tracked
+def run(cfg: DictConfig) -> Outcome:
+    """Check one table (bad input fails before any run directory exists), store and chart.
+
+    Returns:
+        The run directory and the diagnosis (its `exit_code`: 0 healthy, 1 action advised).
+    """
+    dcfg = doctor_config(cfg)
+    policy = policy_of(dcfg)
+    source = resolve(dcfg.table or "", dcfg.catalog, dcfg.uri, dcfg.warehouse)  # local: before Spark
+    ctx = open_context(cfg, data=False)
+    results = Path(ctx.paths.results_dir)
+    rule = measured_rule([results, REPO / "results" / "reference"])
+    copy_to = str(results / "doctor-copies") if dcfg.copy_table else None
+    diagnosis = diagnose(
+        ctx.spark,
+        ctx.engine,
+        source,
+        policy,
+        rule,
+        target=parse_size(dcfg.target) if dcfg.target else None,
+        apply=dcfg.apply or dcfg.copy_table,
+        copy_to=copy_to,
+    )
+    run_dir = ctx.new_run(dcfg.name)
+    save(run_dir, diagnosis)
+    charts = write_charts(run_dir)
+    print(render(diagnosis))
+    print(f"results: {run_dir} (charts: {', '.join(p.name for p in charts)})")
+    return Outcome(run_dir, diagnosis)
