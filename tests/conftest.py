@@ -3,6 +3,8 @@ dataset (Parquet + Iceberg) built once per test session in a temporary directory
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -18,7 +20,13 @@ from icelab.datagen.build import Built
 REPO = Path(__file__).resolve().parent.parent
 # Test modules that start Spark in a child process (`python run.py`, a session in a subprocess),
 # longest first: they run first, so the two xdist workers (pyproject's addopts) end together.
-SPARK_MODULES = ("test_reliability.py", "test_run.py", "test_secrets.py", "test_exposure.py")
+SPARK_MODULES = (
+    "test_reliability.py",
+    "test_reliability_build.py",
+    "test_run.py",
+    "test_secrets.py",
+    "test_exposure.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -48,10 +56,20 @@ def compose_cfg() -> Callable[..., DictConfig]:
     return _compose
 
 
+def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A directory both xdist workers see (the run's common temporary root), or this run's own."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return tmp_path_factory.mktemp(name)
+    path = tmp_path_factory.getbasetemp().parent / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Datasets built by the tests."""
-    return tmp_path_factory.mktemp("data")
+    """Datasets built by the tests, shared by the workers: icelab's own dataset locks make one
+    worker build tiny while the other waits and reuses it (what two runs at once do)."""
+    return shared_dir(tmp_path_factory, "data")
 
 
 @pytest.fixture(scope="session")
@@ -106,11 +124,18 @@ SHRINK_RUN = [
 
 
 @pytest.fixture(scope="session")
-def planning_run(compose_run, tiny: Built) -> Path:
-    """A real planning run's directory (measurements, env, charts)."""
+def planning_run(compose_run, tiny: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real planning run's directory (measurements, env, charts), made once for both workers;
+    the tests only read it (a test that redraws works on a copy)."""
     from icelab.experiments import planning
 
-    return planning.run(compose_run(*SHRINK_RUN))
+    shared = shared_dir(tmp_path_factory, "planning-run")
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for the run, then reads it
+        made = shared / "run_dir"
+        if not made.is_file():
+            made.write_text(str(planning.run(compose_run(*SHRINK_RUN))))
+        return Path(made.read_text())
 
 
 # The smoke experiment through `python run.py`, smallest: one query, two windows, one round.

@@ -46,7 +46,9 @@ class Run:
     def config(self) -> dict:
         """The run's resolved config.yaml (empty when absent)."""
         path = self.path / "config.yaml"
-        return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+        # libyaml's loader when PyYAML has it: the docs and report read hundreds of these.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return (yaml.load(path.read_text(), Loader=loader) or {}) if path.is_file() else {}
 
     def meta(self) -> dict:
         """The run's run.json (empty when absent)."""

@@ -66,6 +66,6 @@ def test_a_run_named_by_directory_is_drawn_with_a_warning(experiment, capsys):
 def test_a_run_of_another_task_is_refused(capsys):
     assert health_main([str(FIXTURE / "manifest_8mb" / OLDER)]) == 2
     assert (
-        "is a planning run; python -m icelab.charts.health draws manifest_health runs"
+        "is a planning run; python -m icelab.charts.health draws manifest_health or doctor runs"
         in capsys.readouterr().err
     )

@@ -6,6 +6,7 @@ Nothing is written to the table unless `apply` is set. A dry run reads metadata 
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,17 @@ class Visit:
     meta: Metadata
     health: Health
     advice: Advice
+
+
+def process_seconds() -> float | None:
+    """Seconds since this process started (Python, imports, JVM, session, load and read): the
+    time a user waits for the report. None where /proc is not there."""
+    try:
+        with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
+            started = int(stat.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+            return round(float(uptime.read().split()[0]) - started, 3)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @dataclass
@@ -98,6 +110,7 @@ class Diagnosis:
                     (first.health.manifests.entries + first.health.manifests.deleted_entries).sum()
                 ),
                 "manifests": len(first.health.manifests),
+                "process_seconds": process_seconds(),
             },
             "planning_rule": self.rule.__dict__ if self.rule else None,
             "states": [v.health.as_json() | {"advice": v.advice.as_json()} for v in self.visits],

@@ -1,0 +1,141 @@
+"""The generated blocks of docs/doctor.md: the doctor against `manifest_health` at medium, and
+the time to a report per table size.
+
+Figures come from the `doctor` reference runs (report.json, run.json, env.json) and the newest
+`manifest_health` reference run (report.json); a doctor run is matched to a `manifest_health`
+table state by the table name both report. Sizes are decimal (an MB is 1,000,000 bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+from icelab.core.runs import Run, find_runs
+from icelab.tools.docs.fmt import num, provenance, reference_run, table
+
+
+def doctor_runs(results: Path) -> list[Run]:
+    """Every complete doctor reference run, oldest first.
+
+    Raises:
+        LookupError: when there is none.
+    """
+    runs = [r for r in find_runs(results / "reference") if r.experiment == "doctor" and r.complete]
+    if not runs:
+        raise LookupError(f"no complete doctor run under {results / 'reference'}")
+    return sorted(runs, key=lambda r: r.run_id)
+
+
+def _report(run: Run) -> dict:
+    return json.loads((run.path / "report.json").read_text())
+
+
+def _equal(mine: dict, theirs: dict) -> tuple[int, int]:
+    """How many of `theirs` statistics `mine` gives alike (to 12 significant digits), of how many."""
+    same = total = 0
+    for key, stats in theirs.items():
+        for name, value in stats.items():
+            total += 1
+            other = mine.get(key, {}).get(name)
+            same += other is not None and math.isclose(other, value, rel_tol=1e-12, abs_tol=1e-12)
+    return same, total
+
+
+def against_health(results: Path) -> str:
+    """Per table state of the manifest_health reference run: what the doctor run on it found."""
+    health = reference_run(results, "manifest_health")
+    states = {s["table"]: s for s in json.loads((health.path / "report.json").read_text())}
+    rows = []
+    for run in doctor_runs(results):
+        report = _report(run)
+        theirs = states.get(report["table"]["name"])
+        if theirs is None:
+            continue
+        mine = report["states"][0]
+        same, total = _equal(mine["stats"], theirs["stats"])
+        rows.append(
+            [
+                f"`{theirs['state']}`",
+                f"{theirs['manifests']} / {mine['manifests']}",
+                f"{num(theirs['manifest_bytes'])} / {num(mine['manifest_bytes'])}",
+                f"{theirs['verdict']} / {mine['verdict']}",
+                "; ".join(theirs["reasons"]) == "; ".join(mine["reasons"]) and "same" or "differ",
+                f"{same} of {total}",
+                report["exit_code"],
+                f"`{run.run_id}`",
+            ]
+        )
+    if not rows:
+        raise LookupError(f"no doctor reference run read a table of manifest_health run {health.run_id}")
+    header = [
+        "state",
+        "manifests (health / doctor)",
+        "manifest bytes",
+        "verdict",
+        "reasons",
+        "statistics equal",
+        "exit",
+        "doctor run",
+    ]
+    dataset = health.env().get("dataset", {})
+    return (
+        table(header, rows)
+        + f"\n`manifest_health`: {provenance(health)}, dataset `{dataset.get('name')}-{dataset.get('hash')}`."
+        " Statistics: min, max, mean, median, stdev, p60, p90, p99 of exact and bounds manifests per"
+        " day, manifest span, size and entries, equal to 12 significant digits.\n"
+    )
+
+
+def readers(results: Path) -> str:
+    """Time to a report per doctor reference run, smallest table first."""
+    rows = []
+    for run in doctor_runs(results):
+        report = _report(run)
+        reader, state = report["reader"], report["states"][0]
+        steps = reader["steps"]
+        rows.append(
+            (
+                reader["entries"],
+                [
+                    f"`{report['table']['given']}`",
+                    num(reader["entries"]),
+                    num(reader["manifests"]),
+                    f"{num(state['manifest_bytes'] / 1e6, 1)} MB",
+                    reader["name"],
+                    num(reader["load_seconds"], 1),
+                    num(steps.get("entries"), 1),
+                    num(reader["read_seconds"], 1),
+                    num(reader.get("process_seconds"), 1),
+                    f"`{run.run_id}`",
+                ],
+            )
+        )
+    header = [
+        "table",
+        "entries",
+        "manifests",
+        "manifest bytes",
+        "reader",
+        "load s",
+        "entries pass s",
+        "all reads s",
+        "process start to report s",
+        "run",
+    ]
+    machine = doctor_runs(results)[-1].env().get("machine", {})
+    where = ", ".join(f"{k} {v}" for k, v in machine.items() if k in ("cpus", "cpu_count", "memory_gb"))
+    return (
+        table(header, [row for _, row in sorted(rows, key=lambda r: r[0])])
+        + f"\nEach a fresh `icelab doctor` process{f' ({where})' if where else ''}; the last column"
+        " covers Python, the JVM and Spark session start, loading the table, every read and the"
+        " judgement, up to the report (charts are drawn after it).\n"
+    )
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {
+    "doctor-vs-health": against_health,
+    "doctor-readers": readers,
+}
