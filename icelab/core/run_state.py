@@ -59,12 +59,44 @@ def update(run_dir: Path, **fields: Any) -> dict[str, Any]:
     return info
 
 
+_first_run_opened = False
+
+
+def process_seconds() -> float | None:
+    """Seconds since this process started (Python, imports, JVM, session and the work before the
+    run directory opened). None where /proc is not there."""
+    try:
+        with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
+            started = int(stat.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+            return round(float(uptime.read().split()[0]) - started, 3)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def start(run_dir: Path, **fields: Any) -> None:
-    """Open a run: take its lock and write run.json as running, with who runs it."""
+    """Open a run: take its lock and write run.json as running, with who runs it and when its
+    process started (a run's duration counts from there: some experiments do their work first)."""
     fd = os.open(run_dir / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh directory: nobody else can hold it
     _open[run_dir] = fd
-    update(run_dir, status=RUNNING, pid=os.getpid(), host=socket.gethostname(), started_utc=now(), **fields)
+    global _first_run_opened
+    # Only a process's first run counts from the process's start (a multirun opens several).
+    age = None if _first_run_opened else process_seconds()
+    _first_run_opened = True
+    process_started = (
+        (dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=age)).isoformat(timespec="seconds")
+        if age is not None
+        else None
+    )
+    update(
+        run_dir,
+        status=RUNNING,
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        started_utc=now(),
+        process_started_utc=process_started,
+        **fields,
+    )
 
 
 def finish(run_dir: Path, status: str, **fields: Any) -> None:

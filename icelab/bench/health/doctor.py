@@ -6,7 +6,6 @@ Nothing is written to the table unless `apply` is set. A dry run reads metadata 
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from icelab.bench.health.check import Health, Policy, examine, manifests_frame, 
 from icelab.bench.health.reader import READER, Metadata, read
 from icelab.bench.health.rule import PlanningRule
 from icelab.bench.health.source import Source, connect, copy_of, load
+from icelab.core import run_state
 from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
@@ -47,17 +47,6 @@ class Visit:
     meta: Metadata
     health: Health
     advice: Advice
-
-
-def process_seconds() -> float | None:
-    """Seconds since this process started (Python, imports, JVM, session, load and read): the
-    time a user waits for the report. None where /proc is not there."""
-    try:
-        with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
-            started = int(stat.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
-            return round(float(uptime.read().split()[0]) - started, 3)
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 @dataclass
@@ -110,7 +99,7 @@ class Diagnosis:
                     (first.health.manifests.entries + first.health.manifests.deleted_entries).sum()
                 ),
                 "manifests": len(first.health.manifests),
-                "process_seconds": process_seconds(),
+                "process_seconds": run_state.process_seconds(),
             },
             "planning_rule": self.rule.__dict__ if self.rule else None,
             "states": [v.health.as_json() | {"advice": v.advice.as_json()} for v in self.visits],

@@ -3,7 +3,8 @@ the time to a report per table size.
 
 Figures come from the `doctor` reference runs (report.json, run.json, env.json) and the newest
 `manifest_health` reference run (report.json); a doctor run is matched to a `manifest_health`
-table state by the table name both report. Sizes are decimal (an MB is 1,000,000 bytes).
+table state by the table's directory (the doctor reads by path through a catalog of its own).
+Sizes are decimal (an MB is 1,000,000 bytes).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlparse
 
 from icelab.core.runs import Run, find_runs
 from icelab.tools.docs.fmt import num, provenance, reference_run, table
@@ -44,14 +46,26 @@ def _equal(mine: dict, theirs: dict) -> tuple[int, int]:
     return same, total
 
 
+def _location(dataset_uri: str, table: str) -> str:
+    """The directory of a dataset's table: `<dataset>/iceberg/<namespace>/<table>`."""
+    return urlparse(f"{dataset_uri}/iceberg/" + "/".join(table.split(".")[1:])).path
+
+
+def _directory(report: dict) -> str:
+    """The directory of the table a doctor run read: its metadata file's, one level up (a
+    registered copy keeps the original's `location`, so that cannot tell them apart)."""
+    return str(PurePosixPath(urlparse(report["table"]["metadata_file"]).path).parent.parent)
+
+
 def against_health(results: Path) -> str:
     """Per table state of the manifest_health reference run: what the doctor run on it found."""
     health = reference_run(results, "manifest_health")
-    states = {s["table"]: s for s in json.loads((health.path / "report.json").read_text())}
+    uri = health.env().get("dataset", {}).get("uri", "").rstrip("/")
+    states = {_location(uri, s["table"]): s for s in json.loads((health.path / "report.json").read_text())}
     rows = []
     for run in doctor_runs(results):
         report = _report(run)
-        theirs = states.get(report["table"]["name"])
+        theirs = states.get(_directory(report))
         if theirs is None:
             continue
         mine = report["states"][0]
@@ -126,7 +140,9 @@ def readers(results: Path) -> str:
         "run",
     ]
     machine = doctor_runs(results)[-1].env().get("machine", {})
-    where = ", ".join(f"{k} {v}" for k, v in machine.items() if k in ("cpus", "cpu_count", "memory_gb"))
+    where = ""
+    if machine:
+        where = f"{machine.get('cpu')}, {machine.get('cores')} cores, {machine.get('memory_gib')} GiB"
     return (
         table(header, [row for _, row in sorted(rows, key=lambda r: r[0])])
         + f"\nEach a fresh `icelab doctor` process{f' ({where})' if where else ''}; the last column"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,10 +72,15 @@ def _utc(text: str | None) -> dt.datetime | None:
 
 
 def duration(run: Run) -> str:
-    """`<dataset>, <minutes> min` from run.json's start and finish; what is missing, said."""
+    """`<dataset>, <minutes> min` from run.json: from its process's start (else the run
+    directory's opening) to its finish; what is missing, said. A doctor run names its table's size."""
     dataset = (run.config().get("dataset") or {}).get("name", "?")
+    if run.experiment == "doctor":
+        entries = json.loads((run.path / "report.json").read_text())["reader"]["entries"]
+        dataset = f"{entries:,} entries"
     meta = run.meta()
-    start, end = _utc(meta.get("started_utc")), _utc(meta.get("finished_utc") or meta.get("ended_utc"))
+    start = _utc(meta.get("process_started_utc") or meta.get("started_utc"))
+    end = _utc(meta.get("finished_utc") or meta.get("ended_utc"))
     if start is None or end is None:
         return f"{dataset}, not recorded"
     minutes = (end - start).total_seconds() / 60
