@@ -49,6 +49,7 @@ def summarize(measurements: pd.DataFrame, unstable_iqr: float) -> pd.DataFrame:
     absent = [c for c in TIMINGS + COUNTS if c not in measurements.columns]
     measurements = measurements.assign(**dict.fromkeys(absent, float("nan")))
     ok = measurements[(~measurements["warmup"]) & (measurements["status"] == "ok")]
+    ok = ok.astype(dict.fromkeys(TIMINGS, "float64"))  # a column of None is object-typed
     groups = ok.groupby(KEYS, sort=False, dropna=False)
     parts = []
     for timing in TIMINGS:
