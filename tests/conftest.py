@@ -43,8 +43,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 CONF = REPO / "conf"
 # Tests share the machine with other work: fewer threads and less memory than a real run.
 SHRINK = ["engine.master='local[2]'", "engine.driver_memory=4g", "progress=false"]
-# Child runs are short: a JVM that compiles with C1 only starts faster.
-C1_JVM = "engine.java_options='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'"
 
 
 @pytest.fixture(scope="session")
@@ -142,7 +140,7 @@ def planning_run(compose_run, tiny: Built, tmp_path_factory: pytest.TempPathFact
 
 # The smoke experiment through `python run.py`, smallest: one query, two windows, one round.
 SMOKE_PY = [
-    C1_JVM,  # short runs: a JVM that starts fast
+    "engine.java_options='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'",  # short runs: a JVM that starts fast
     "experiment=smoke",
     "experiment.queries=[count_window]",
     "experiment.windows=[1h,1d]",

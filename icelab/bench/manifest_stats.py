@@ -83,3 +83,33 @@ def statistics(values: pd.Series) -> dict[str, float]:
         "p99": v.quantile(0.99),
     }
     return {k: float(x) for k, x in found.items()}
+
+
+def health_stats(
+    exact: pd.Series, bounds: pd.Series, span: pd.Series, manifest_bytes: pd.Series, entries: pd.Series
+) -> dict[str, dict[str, float]]:
+    """What a health verdict judges: `statistics` of the manifests per partition (exact and
+    bounds) and, per data manifest, of its span, size in KiB and entries."""
+    return {
+        "exact": statistics(exact),
+        "bounds": statistics(bounds),
+        "span": statistics(span),
+        "manifest_kb": statistics(manifest_bytes / 1024),
+        "manifest_entries": statistics(entries),
+    }
+
+
+def stat_rows(
+    stats: dict[str, dict[str, float]], labels: dict[str, str], indent: int, width: int
+) -> list[str]:
+    """`health_stats` as console rows under a header of the statistics' names. `labels` names the
+    two sections (`partition`, `manifest`) and each statistic's row (its key in `stats`)."""
+    row = " " * indent + f"{{:<{width}}}" + " {:>8}" * 8
+    lines = [row.format(labels["partition"], *stats["exact"])]
+    lines += [row.format(labels[k], *(f"{v:.1f}" for v in stats[k].values())) for k in ("exact", "bounds")]
+    lines.append(row.format(labels["manifest"], *[""] * 8))
+    lines += [
+        row.format(labels[k], *(f"{v:.2f}" for v in stats[k].values()))
+        for k in ("span", "manifest_kb", "manifest_entries")
+    ]
+    return lines

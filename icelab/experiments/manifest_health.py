@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 
 from icelab.bench.context import open_context
 from icelab.bench.health.policy import LEVELS, judge
-from icelab.bench.manifest_stats import manifests, partition_counts, statistics
+from icelab.bench.manifest_stats import health_stats, manifests, partition_counts, stat_rows
 from icelab.bench.profiles import Profile, prepare
 from icelab.charts.health import write_charts
 from icelab.core import run_state
@@ -60,35 +60,30 @@ def inspect(spark: SparkSession, state: str, table: str, rules: dict[str, Thresh
     mans = manifests(spark, table)
     parts = partition_counts(spark, table, mans)
     mans["span"] = mans.span_days / max(len(parts), 1)
-    stats = {
-        "exact": statistics(parts.exact),
-        "bounds": statistics(parts.bounds),
-        "span": statistics(mans.span),
-        "manifest_kb": statistics(mans.length / 1024),
-        "manifest_entries": statistics(mans.entries),
-    }
+    stats = health_stats(parts.exact, parts.bounds, mans.span, mans.length, mans.entries)
     verdict, reasons = judge(stats, rules)
     return Health(state, table, parts, mans, stats, verdict, reasons)
 
 
+# The console's row labels (the doctor's, for any partition spec, are in icelab.bench.health.doctor).
+LABELS = {
+    "partition": "per day partition",
+    "exact": "manifests holding the day",
+    "bounds": "manifests planning opens",
+    "manifest": "per manifest",
+    "span": "span (share of days)",
+    "manifest_kb": "size KB",
+    "manifest_entries": "entries",
+}
+
+
 def render(h: Health) -> str:
     """The console report of one state."""
-    s = h.stats
-    row = "  {:<26}" + " {:>8}" * 8
     lines = [
         f"{h.state}: {len(h.manifests)} data manifests ({h.manifests.length.sum() / 1e6:.1f} MB) over "
         f"{len(h.partitions)} day partitions -> {h.verdict.upper()}",
-        row.format("per day partition", "min", "max", "mean", "median", "stdev", "p60", "p90", "p99"),
+        *stat_rows(h.stats, LABELS, indent=2, width=26),
     ]
-    for key, label in (("exact", "manifests holding the day"), ("bounds", "manifests planning opens")):
-        lines.append(row.format(label, *(f"{s[key][k]:.1f}" for k in s[key])))
-    lines.append(row.format("per manifest", *[""] * 8))
-    for key, label in (
-        ("span", "span (share of days)"),
-        ("manifest_kb", "size KB"),
-        ("manifest_entries", "entries"),
-    ):
-        lines.append(row.format(label, *(f"{s[key][k]:.2f}" for k in s[key])))
     lines += [f"  reason: {r}" for r in h.reasons]
     return "\n".join(lines)
 

@@ -25,7 +25,7 @@ from icelab.bench.health.policy import judge
 from icelab.bench.health.reader import DATA, Metadata
 from icelab.bench.health.rule import PlanningRule
 from icelab.bench.health.spec import Field, Spec
-from icelab.bench.manifest_stats import statistics
+from icelab.bench.manifest_stats import health_stats, statistics
 from icelab.core.config import Threshold, window_length
 
 # Iceberg's defaults for expire_snapshots when the table sets none.
@@ -339,13 +339,7 @@ def examine(
     data = mans[mans.content == DATA]
     mans["span"] = mans.span_partitions / max(len(live), 1)
     span = mans.span[mans.content == DATA]
-    stats = {
-        "exact": statistics(live.exact),
-        "bounds": statistics(live.bounds),
-        "span": statistics(span),
-        "manifest_kb": statistics(data.length / 1024),
-        "manifest_entries": statistics(data.entries),
-    }
+    stats = health_stats(live.exact, live.bounds, span, data.length, data.entries)
     verdict, reasons = judge(stats, policy.rules)
     windows = []
     for name in policy.windows:

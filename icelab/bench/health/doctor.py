@@ -19,6 +19,7 @@ from icelab.bench.health.check import Health, Policy, examine, manifests_frame, 
 from icelab.bench.health.reader import READER, Metadata, read
 from icelab.bench.health.rule import PlanningRule
 from icelab.bench.health.source import Source, connect, copy_of, load
+from icelab.bench.manifest_stats import stat_rows
 from icelab.core import run_state
 from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
@@ -196,20 +197,15 @@ def _mb(n: float | None) -> str:
     return f"{n / 1e3:.1f} kB"
 
 
-def _stat_rows(h: Health) -> list[str]:
-    s = h.stats
-    row = "    {:<30}" + " {:>8}" * 8
-    lines = [row.format("per partition", "min", "max", "mean", "median", "stdev", "p60", "p90", "p99")]
-    for key, label in (("exact", "manifests holding it"), ("bounds", "manifests planning opens")):
-        lines.append(row.format(label, *(f"{s[key][k]:.1f}" for k in s[key])))
-    lines.append(row.format("per data manifest", *[""] * 8))
-    for key, label in (
-        ("span", "span (share of partitions)"),
-        ("manifest_kb", "size KB"),
-        ("manifest_entries", "entries"),
-    ):
-        lines.append(row.format(label, *(f"{s[key][k]:.2f}" for k in s[key])))
-    return lines
+STAT_LABELS = {
+    "partition": "per partition",
+    "exact": "manifests holding it",
+    "bounds": "manifests planning opens",
+    "manifest": "per data manifest",
+    "span": "span (share of partitions)",
+    "manifest_kb": "size KB",
+    "manifest_entries": "entries",
+}
 
 
 def render_visit(v: Visit) -> list[str]:
@@ -233,7 +229,7 @@ def render_visit(v: Visit) -> list[str]:
         f"{snaps['expirable']} expirable keeping the newest {snaps['retain_last']})",
         f"  metadata       metadata.json {_mb(md['metadata_json_bytes'])}, {md['metadata_files_in_log']} in "
         f"its log; manifest list {_mb(md['manifest_list_bytes'])}",
-        *_stat_rows(h),
+        *stat_rows(h.stats, STAT_LABELS, indent=4, width=30),
         f"  -> {h.verdict.upper()}" + (" + EXPIRY ADVISED" if h.expiry_advised else ""),
         *[f"  reason: {r}" for r in h.reasons],
     ]

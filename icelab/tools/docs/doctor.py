@@ -76,7 +76,7 @@ def against_health(results: Path) -> str:
                 f"{theirs['manifests']} / {mine['manifests']}",
                 f"{num(theirs['manifest_bytes'])} / {num(mine['manifest_bytes'])}",
                 f"{theirs['verdict']} / {mine['verdict']}",
-                "; ".join(theirs["reasons"]) == "; ".join(mine["reasons"]) and "same" or "differ",
+                "same" if theirs["reasons"] == mine["reasons"] else "differ",
                 f"{same} of {total}",
                 report["exit_code"],
                 f"`{run.run_id}`",
@@ -105,8 +105,9 @@ def against_health(results: Path) -> str:
 
 def readers(results: Path) -> str:
     """Time to a report per doctor reference run, smallest table first."""
+    runs = doctor_runs(results)
     rows = []
-    for run in doctor_runs(results):
+    for run in runs:
         report = _report(run)
         reader, state = report["reader"], report["states"][0]
         steps = reader["steps"]
@@ -139,7 +140,7 @@ def readers(results: Path) -> str:
         "process start to report s",
         "run",
     ]
-    machine = doctor_runs(results)[-1].env().get("machine", {})
+    machine = runs[-1].env().get("machine", {})
     where = ""
     if machine:
         where = f"{machine.get('cpu')}, {machine.get('cores')} cores, {machine.get('memory_gib')} GiB"
