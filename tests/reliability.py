@@ -59,7 +59,8 @@ def run(tmp: Path, *extra: str, kill_at: str | None = None) -> subprocess.Comple
 
 
 def two_at_once(tmp: Path, *extra: str, cwd: Path = REPO) -> list[str]:
-    """Start the micro smoke benchmark twice at the same moment; both must succeed. Their stderr."""
+    """Start the micro smoke benchmark twice at the same moment; both must succeed. What each
+    printed (stdout, then stderr)."""
     procs = [
         subprocess.Popen(
             command(tmp, *extra, outputs=f"outputs{i}"),
@@ -70,11 +71,11 @@ def two_at_once(tmp: Path, *extra: str, cwd: Path = REPO) -> list[str]:
         )
         for i in range(2)
     ]
-    errs = [p.communicate(timeout=900)[1] for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], [err[-3000:] for err in errs]
+    outs = ["".join(p.communicate(timeout=900)) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [out[-3000:] for out in outs]
     runs = smoke_runs(tmp)
     assert len(runs) == 2 and all(validate(r) == [] for r in runs)
-    return errs
+    return outs
 
 
 def smoke_runs(tmp: Path) -> list[Path]:

@@ -92,8 +92,7 @@ class Context:
         Runs of killed processes under the same results directory are marked interrupted first
         (with their measurements recovered), so none is left looking like a live run.
         """
-        for dead in run_state.reap(Path(self.paths.results_dir)):
-            recover(dead)
+        for dead in run_state.reap(Path(self.paths.results_dir), salvage=recover):
             log.warning("marked %s interrupted: its process ended without closing it", dead)
         run_dir = new_run_dir(self.paths.results_dir, experiment)
         run_state.start(run_dir, experiment=experiment, task=str(self.cfg.experiment.task))

@@ -146,8 +146,15 @@ def not_complete(status: str | None) -> str:
     return f"run status is {status!r}, not 'complete'{why}"
 
 
-def reap(results_dir: Path) -> list[Path]:
-    """Mark every abandoned run under `results_dir/runs` as interrupted; return them."""
+def reap(results_dir: Path, salvage: Callable[[Path], Any] | None = None) -> list[Path]:
+    """Mark every abandoned run under `results_dir/runs` as interrupted; return them.
+
+    Args:
+        results_dir: the results directory.
+        salvage: called on each abandoned run before it is marked (the recorder's recovery of
+            its rows); a process killed inside it leaves the run abandoned, so the next one
+            salvages it again instead of finding it marked with its rows not recovered.
+    """
     reaped = []
     for run_json in sorted((results_dir / "runs").glob(f"*/*/{RUN_JSON}")):
         run_dir = run_json.parent
@@ -156,6 +163,8 @@ def reap(results_dir: Path) -> list[Path]:
         except ValueError:
             continue  # unreadable: the validator names it; not ours to rewrite
         if abandoned:
+            if salvage is not None:
+                salvage(run_dir)
             info = read(run_dir)
             update(
                 run_dir,

@@ -45,8 +45,15 @@ def test_a_killed_run_is_marked_interrupted_and_its_rows_recovered(tmp_path):
     assert run_state.read(run_dir)["status"] == "running"
     assert run_state.status(run_dir) == "abandoned"  # nobody holds its lock any more
 
-    assert run_state.reap(tmp_path) == [run_dir]
-    assert recover(run_dir) == 2  # the line cut short by the kill is dropped
+    def salvage_cut_short(found: Path) -> None:  # a reaper killed while salvaging the rows
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_state.reap(tmp_path, salvage=salvage_cut_short)
+    assert run_state.status(run_dir) == "abandoned"  # not marked: the next reaper salvages it
+    recovered = []
+    assert run_state.reap(tmp_path, salvage=lambda found: recovered.append(recover(found))) == [run_dir]
+    assert recovered == [2]  # the line cut short by the kill is dropped
     info = run_state.read(run_dir)
     assert info["status"] == "interrupted" and "ended without closing the run" in info["ended"]
     assert info["rows"] == 2 and pq.read_table(run_dir / MEASUREMENTS).num_rows == 2

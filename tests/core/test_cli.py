@@ -1,15 +1,19 @@
 """Bad input at the command line: one clear line on stderr, exit status 2, no traceback.
 
-These run `python run.py` for real; each fails before Spark starts, so they are quick. Every
+These run `python run.py` for real; each fails before Spark starts, so they are quick. The
+cases of `test_bad_input_gives_one_line` share one interpreter (tests/cli_batch.py), each with
+its own argv and output, sparing a Python start and icelab's imports per case. Every
 row of the "Bad input" table in docs/reliability.md names one of these tests, and the last test checks that
 the table's messages are the ones asserted here.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -273,11 +277,33 @@ CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess]:
+    """Every case of CASES run by `run.py` in one child process: its outcome, by case id."""
+    cases = []
+    for case in CASES:
+        # Had a check let the input through, nothing would be written into the repository.
+        tmp = tmp_path_factory.mktemp(case.id)
+        cases.append([*case.values[0], f"paths.data_dir={tmp}/data", f"paths.results_dir={tmp}/results"])
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "cli_batch.py")],
+        input=json.dumps(cases),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outcomes = json.loads(proc.stdout)
+    return {
+        case.id: subprocess.CompletedProcess(args, o["code"], o["stdout"], o["stderr"])
+        for case, args, o in zip(CASES, cases, outcomes, strict=True)
+    }
+
+
 @pytest.mark.parametrize(("args", "message"), CASES)
-def test_bad_input_gives_one_line(tmp_path, args, message):
-    # Had a check let the input through, nothing would be written into the repository.
-    paths = [f"paths.data_dir={tmp_path}/data", f"paths.results_dir={tmp_path}/results"]
-    assert_one_line_error(run_cli(*args, *paths), message)
+def test_bad_input_gives_one_line(request, batch, args, message):
+    assert_one_line_error(batch[request.node.callspec.id], message)
 
 
 # The tests below need a file, a file system or a Java of their own; {tmp} is their directory.

@@ -20,20 +20,13 @@ def local(uri: str) -> Path:
     return Path(storage.local_path(uri))
 
 
-def test_both_tables_identical_by_spark_and_duckdb(ctx, tiny):
-    check = verify(ctx.spark, tiny.dataset, with_duckdb=True)
-    assert check.ok, check.mismatches
-    assert set(check.readings) == {"spark/iceberg", "spark/parquet", "duckdb/parquet", "duckdb/iceberg"}
-    rows = {n for n, _ in check.totals().values()}
-    assert rows == {tiny.dataset.config.total_rows}
-    # One entry per day partition, all readings agreeing on each.
-    assert len(check.readings["duckdb/iceberg"]) == tiny.info["summary"]["day_partitions"]
-
-
-def test_stored_rows_equal_generated_rows(ctx, tiny):
-    generated = frame_checksums(generate_all(ctx.spark, tiny.dataset.config, parallelism=4))
-    stored = verify(ctx.spark, tiny.dataset, with_duckdb=False).readings["spark/iceberg"]
-    assert stored == generated
+def test_both_tables_were_verified_identical_by_spark_and_duckdb(tiny):
+    # The build verifies (test_verification_passes_then_catches_a_changed_row checks that
+    # verification itself can fail); here: all four readings of tiny agreed on every row.
+    totals = tiny.info["verification"]
+    assert set(totals) == {"spark/iceberg", "spark/parquet", "duckdb/parquet", "duckdb/iceberg"}
+    assert {tuple(t) for t in totals.values()} == {tuple(totals["spark/iceberg"])}
+    assert totals["spark/iceberg"][0] == tiny.dataset.config.total_rows
 
 
 def test_layout(ctx, tiny):
@@ -82,8 +75,10 @@ def test_hash_ignores_name_and_parallelism_not_data(tiny):
 
 @pytest.fixture
 def micro(ctx, tiny, data_dir):
-    """A second, very small dataset (so rebuilding it is cheap)."""
-    cfg = tiny.dataset.config.model_copy(update={"name": "micro", "rows": 600, "commits": 2})
+    """A second, very small dataset (a few days: rebuilding it is cheap)."""
+    cfg = tiny.dataset.config.model_copy(
+        update={"name": "micro", "rows": 600, "commits": 2, "span_days": 6, "late_max_days": 2}
+    )
     return Dataset.of(cfg, str(data_dir))
 
 
@@ -106,8 +101,22 @@ def test_force_rebuilds(ctx, micro):
     assert forced.info["summary"]["iceberg"]["snapshots"] == 2
 
 
-def test_verification_catches_a_changed_row(ctx, micro):
+def test_stored_rows_equal_generated_rows(ctx, micro):
     ensure(ctx.spark, micro, ctx.engine, progress=False, with_duckdb=False)
+    generated = frame_checksums(generate_all(ctx.spark, micro.config, parallelism=4))
+    stored = verify(ctx.spark, micro, with_duckdb=False).readings["spark/iceberg"]
+    assert stored == generated
+
+
+def test_verification_passes_then_catches_a_changed_row(ctx, micro):
+    built = ensure(ctx.spark, micro, ctx.engine, progress=False, with_duckdb=False)
+    check = verify(ctx.spark, micro, with_duckdb=True)
+    assert check.ok, check.mismatches
+    assert set(check.readings) == {"spark/iceberg", "spark/parquet", "duckdb/parquet", "duckdb/iceberg"}
+    assert {n for n, _ in check.totals().values()} == {micro.config.total_rows}
+    # One entry per day partition, all readings agreeing on each.
+    assert len(check.readings["duckdb/iceberg"]) == built.info["summary"]["day_partitions"]
+
     victim = ctx.spark.sql(f"SELECT _id, `date` FROM {micro.iceberg_table} LIMIT 1").first()
     ctx.spark.sql(f"UPDATE {micro.iceberg_table} SET producedBy = 'tampered' WHERE _id = '{victim._id}'")
     check = verify(ctx.spark, micro, with_duckdb=True)
