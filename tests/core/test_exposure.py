@@ -4,6 +4,7 @@ process and its JVM is on loopback, and the Spark UI is off in every engine conf
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import socket
 import subprocess
@@ -58,51 +59,60 @@ def test_the_test_session_listens_on_loopback_only(ctx):
     assert public(sockets) == []
 
 
-SESSION = """
-import sys
+SESSIONS = """
+import json, sys
 from hydra import compose, initialize_config_dir
 from icelab.core.config import engine_config
 from icelab.core.session import get_session
 
-with initialize_config_dir(config_dir=sys.argv[1], version_base="1.3"):
-    cfg = compose(config_name="config", overrides=sys.argv[2:])
-spark = get_session(engine_config(cfg))
-spark.range(1000).repartition(4).selectExpr("id % 3 AS k").groupBy("k").count().collect()
-print("ready", flush=True)
-sys.stdin.readline()
-spark.stop()
+for overrides in json.loads(sys.argv[2]):
+    with initialize_config_dir(config_dir=sys.argv[1], version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides)
+    spark = get_session(engine_config(cfg))
+    spark.range(1000).repartition(4).selectExpr("id % 3 AS k").groupBy("k").count().collect()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    spark.stop()
 """
 
 
-def session_sockets(*overrides: str) -> list[tuple[str, str, int]]:
-    """The listening sockets of a Spark session started as `python run.py <overrides>` starts it
-    (the composed config, `get_session`), in a process of its own, after one shuffle job."""
+@pytest.fixture(scope="module")
+def session_sockets() -> dict[str, list[tuple[str, str, int]]]:
+    """The listening sockets of Spark sessions started as `python run.py <overrides>` starts them
+    (the composed config, `get_session`), after one shuffle job each: one process, one session
+    after another (a new SparkContext in the same JVM takes the new UI setting)."""
+    sessions = {"default": ["engine=local"], "ui_on": ["engine=local", "++engine.conf.spark.ui.enabled=true"]}
     env = {k: v for k, v in os.environ.items() if k != "SPARK_LOCAL_IP"}  # the config alone decides
     proc = subprocess.Popen(
-        [sys.executable, "-c", SESSION, str(REPO / "conf"), *overrides],
+        [sys.executable, "-c", SESSIONS, str(REPO / "conf"), json.dumps(list(sessions.values()))],
         cwd=REPO,
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+    found = {}
     try:
-        assert proc.stdout.readline().strip() == "ready"
-        sockets = listening(proc.pid)
+        for name in sessions:
+            assert proc.stdout.readline().strip() == "ready"
+            found[name] = listening(proc.pid)
+            proc.stdin.write("\n")
+            proc.stdin.flush()
     finally:
-        proc.communicate("\n", timeout=120)
+        proc.communicate(timeout=120)
     assert proc.returncode == 0
-    assert any(name == "java" for name, _, _ in sockets), sockets
-    return sockets
+    for sockets in found.values():
+        assert any(name == "java" for name, _, _ in sockets), sockets
+    return found
 
 
-def test_a_default_local_session_listens_on_loopback_only():
-    assert public(session_sockets("engine=local")) == []
+def test_a_default_local_session_listens_on_loopback_only(session_sockets):
+    assert public(session_sockets["default"]) == []
 
 
-def test_a_session_with_the_ui_on_is_caught():
+def test_a_session_with_the_ui_on_is_caught(session_sockets):
     # What the default guards against: the UI listens on every interface, whatever bindAddress says.
-    exposed = public(session_sockets("engine=local", "++engine.conf.spark.ui.enabled=true"))
+    exposed = public(session_sockets["ui_on"])
     assert [name for name, _, _ in exposed] == ["java"]  # the UI: port 4040, or the next free one
 
 

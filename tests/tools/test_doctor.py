@@ -102,10 +102,10 @@ def bucketed(ctx, warehouse) -> tuple[str, list[list[tuple[int, dt.datetime]]]]:
         f"CREATE TABLE {table} (id bigint, ts timestamp, v string) USING iceberg "
         "PARTITIONED BY (bucket(8, id), days(ts))"
     )
-    days = [dt.datetime.combine(START + dt.timedelta(days=d), dt.time(12)) for d in range(30)]
+    days = [dt.datetime.combine(START + dt.timedelta(days=d), dt.time(12)) for d in range(14)]
     appends = [[(i, day) for day in days for i in range(j * 16, j * 16 + 16)] for j in range(4)]
-    appends.append([(5, days[d]) for d in (10, 11, 12)])  # one bucket, three days
-    appends.append([(1, days[0]), (2, days[29])])  # two buckets, two days: bounds span far more
+    appends.append([(5, days[d]) for d in (6, 7, 8)])  # one bucket, three days
+    appends.append([(1, days[0]), (2, days[13])])  # two buckets, two days: bounds span far more
     for rows in appends:
         _append(spark, table, rows)
     return table, appends
@@ -184,7 +184,7 @@ def test_copy_applies_on_a_registered_copy_and_leaves_the_table(ctx, bucketed, w
 
 @pytest.fixture()
 def daily(ctx, warehouse) -> str:
-    """Six appends, each over all 40 days: every manifest spans every day (as ingested)."""
+    """Six appends, each over all 20 days: every manifest spans every day (as ingested)."""
     spark, table = ctx.spark, f"{CATALOG}.db.daily"
     spark.sql(f"DROP TABLE IF EXISTS {table}")
     spark.sql(
@@ -193,7 +193,7 @@ def daily(ctx, warehouse) -> str:
     )
     for j in range(6):
         rows = [
-            (j * 100 + d, dt.datetime.combine(START + dt.timedelta(days=d), dt.time(j))) for d in range(40)
+            (j * 100 + d, dt.datetime.combine(START + dt.timedelta(days=d), dt.time(j))) for d in range(20)
         ]
         _append(spark, table, rows)
     return table
@@ -236,7 +236,7 @@ def test_an_old_metadata_json_is_read_by_path_and_applied_only_on_a_copy(
     code, report, _, _ = doctor(capsys, results, str(old))
     state = report["states"][0]
     assert report["table"]["kind"] == "path" and report["table"]["name"] is None
-    assert (state["snapshots"]["count"], state["manifests"], state["files"]["data_files"]) == (3, 3, 120)
+    assert (state["snapshots"]["count"], state["manifests"], state["files"]["data_files"]) == (3, 3, 60)
     assert "read by its metadata file" in " ".join(state["advice"]["notes"]) and code == 1
     code = main([str(old), "--apply", "--results", str(results)])
     _one_line_error(code, capsys.readouterr().err, "nothing can be committed to it: give --copy")
@@ -264,7 +264,7 @@ def test_expiry_is_advised_past_the_retention_and_applied(ctx, daily, warehouse,
     code, report, _, _ = doctor(capsys, results, path, "--apply", *keep)
     assert [a["action"] for a in report["applied"]] == ["expire_snapshots"]
     assert code == 0 and report["states"][1]["snapshots"]["count"] == 2
-    assert spark.sql(f"SELECT count(*) FROM {daily}").first()[0] == 240  # data untouched
+    assert spark.sql(f"SELECT count(*) FROM {daily}").first()[0] == 120  # data untouched
 
 
 def test_merge_on_read_delete_files_are_counted(ctx, warehouse, compose_run, results, capsys):
