@@ -23,12 +23,16 @@ def main(cfg: DictConfig) -> None:
         with one_line_errors():
             run_experiment(cfg)
     finally:
-        # One Spark session per experiment, also when a multirun runs several in one process.
+        # One Spark session per experiment, also when a multirun runs several in one process;
+        # then the standalone cluster icelab started for it, if any (engine=standalone).
         from pyspark.sql import SparkSession
+
+        from icelab.core import cluster
 
         active = SparkSession.getActiveSession()
         if active is not None:
             active.stop()
+        cluster.stop()
 
 
 if __name__ == "__main__":

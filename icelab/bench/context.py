@@ -13,7 +13,7 @@ from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
 from icelab.bench.recorder import recover
-from icelab.core import locks, provenance, run_state, storage
+from icelab.core import cluster, locks, provenance, run_state, storage
 from icelab.core.config import (
     DatasetConfig,
     EngineConfig,
@@ -25,12 +25,14 @@ from icelab.core.config import (
 from icelab.core.errors import UserError
 from icelab.core.preflight import check_java
 from icelab.core.results import new_run_dir, write_config, write_json
-from icelab.core.session import get_session, session_conf
+from icelab.core.session import executors, get_session, session_conf
 from icelab.datagen.build import Built, ensure, verify
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.verify import Verification
 
 log = logging.getLogger(__name__)
+# The kind of engine a master URL names (env.json's engine.kind).
+ENGINE_KINDS = [("local", "local"), ("spark://", "standalone"), ("yarn", "yarn"), ("k8s://", "kubernetes")]
 
 
 @dataclass
@@ -64,14 +66,32 @@ class Context:
         rows = self.spark.sql("SET").collect()
         return {r.key: r.value for r in rows if r.key.startswith("spark.sql.catalog.")}
 
+    def engine_record(self) -> dict[str, Any]:
+        """Where the session runs: engine, master URL, the executors that registered (id,
+        host:port, cores) and, for the standalone cluster icelab started, its workers, cores,
+        memory, processes and log directory."""
+        master = self.spark.sparkContext.master
+        started = cluster.running()
+        kind = next((k for prefix, k in ENGINE_KINDS if master.startswith(prefix)), master.split(":", 1)[0])
+        record: dict[str, Any] = {
+            "name": self.engine.name,
+            "kind": "standalone (started by icelab)" if started else kind,
+            "master": master,
+            "executors": executors(self.spark),
+        }
+        if started is not None:
+            record["cluster"] = started.record()
+        return record
+
     def env(self, built: Built | None = None) -> dict[str, Any]:
-        """Machine, versions, git state, Spark settings (redacted) and dataset identity."""
-        conf = session_conf(self.engine)
+        """Machine, versions, git state, engine, Spark settings (redacted) and dataset identity."""
+        conf = session_conf(self.engine, self.spark.sparkContext.master)
         env: dict[str, Any] = {
             "machine": provenance.machine(),
             "versions": provenance.versions(iceberg_jar=conf["spark.jars"])
             | provenance.spark_versions(self.spark),
             "git": provenance.git_state(),
+            "engine": provenance.redact(self.engine_record()),
             "spark_conf": provenance.redact(conf),
             # Catalogs registered at runtime (one per dataset): type, warehouse, cache flags.
             "catalogs": provenance.redact(self.catalog_conf()),
@@ -130,7 +150,9 @@ def open_context(cfg: DictConfig, data: bool = True) -> Context:
     dirs = [("paths.data_dir", paths.data_dir)] if data else []
     for key, path in [*dirs, ("paths.results_dir", paths.results_dir)]:
         storage.check_local_dir(storage.to_uri(path), key, paths.min_free_gb)
-    return Context(cfg, ds, engine, paths, get_session(engine))
+    # A standalone cluster icelab starts logs beside the runs: the run directory comes later.
+    clusters = Path(paths.results_dir) / "clusters"
+    return Context(cfg, ds, engine, paths, get_session(engine, clusters))
 
 
 def dump(data: Any) -> str:

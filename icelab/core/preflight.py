@@ -59,11 +59,15 @@ RUNTIME_JAR = r"iceberg-spark-runtime-(\d+\.\d+)_(\d+\.\d+)-.+\.jar"
 def pyspark_build() -> tuple[str, str]:
     """Spark and Scala major.minor of the installed PySpark, read from its spark-core jar.
 
+    The jars are in SPARK_HOME when set (spark-submit sets it, and imports PySpark from a zip
+    there), else beside the pyspark package.
+
     Raises:
         UserError: when PySpark or its jars are missing.
     """
     spec = importlib.util.find_spec("pyspark")
-    jars = Path(spec.origin).parent / "jars" if spec and spec.origin else None
+    home = os.environ.get("SPARK_HOME") or (Path(spec.origin).parent if spec and spec.origin else None)
+    jars = Path(home) / "jars" if home else None
     for jar in sorted(jars.glob("spark-core_*.jar")) if jars else []:
         match = re.fullmatch(r"spark-core_(\d+\.\d+)-(\d+\.\d+)\..*\.jar", jar.name)
         if match:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import SparkSession
 
-from icelab.core import locks
+from icelab.core import cluster, locks
 from icelab.core.config import EngineConfig, flatten
+from icelab.core.errors import UserError
 from icelab.core.preflight import check_java, iceberg_jar
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
@@ -26,12 +30,15 @@ FIXED_CONF = {
 }
 
 
-def session_conf(engine: EngineConfig) -> dict[str, str]:
-    """Every Spark setting icelab sets, in one dict (recorded with results)."""
+def session_conf(engine: EngineConfig, master: str | None = None) -> dict[str, str]:
+    """Every Spark setting icelab sets, in one dict (recorded with results).
+
+    `master` is the URL of the cluster icelab started (engine=standalone), else engine.master.
+    """
     jar = iceberg_jar(engine.iceberg_jar)
     java_options = f"-Dlog4j2.configurationFile=file:{LOG4J} {engine.java_options}".strip()
     conf = {
-        "spark.master": engine.master,
+        "spark.master": master or engine.master or "(started by icelab)",
         "spark.app.name": engine.app_name,
         "spark.driver.memory": engine.driver_memory,
         "spark.jars": str(jar),
@@ -41,6 +48,13 @@ def session_conf(engine: EngineConfig) -> dict[str, str]:
     if engine.executor_memory:
         conf["spark.executor.memory"] = engine.executor_memory
     conf.update(flatten(engine.conf))
+    if engine.starts_cluster:
+        # Executors are JVMs of their own on this machine: their Python is the driver's, and
+        # they log as quietly (Spark's INFO would fill the cluster's log directory); flags
+        # given in engine.conf come after, so theirs win.
+        conf["spark.pyspark.python"] = cluster.python_exec()
+        given = conf.get("spark.executor.extraJavaOptions", "")
+        conf["spark.executor.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{LOG4J} {given}".strip()
     return conf
 
 
@@ -70,21 +84,76 @@ def metastore_conf(conf: dict[str, str]) -> dict[str, str]:
     return {}
 
 
-def get_session(engine: EngineConfig) -> SparkSession:
+def get_session(engine: EngineConfig, cluster_root: Path | None = None) -> SparkSession:
     """Start (or reuse, within one process) the run's Spark session.
 
+    With engine=standalone and no master, a standalone cluster is started first (its directory
+    under `cluster_root`, by default the per-user runtime directory) and the session waits for
+    its executors; a spark:// master is probed before the JVM starts.
+
     Raises:
-        UserError: when Java or the Iceberg jar is missing.
+        UserError: when Java or the Iceberg jar is missing, a spark:// master is unreachable, or
+            a standalone cluster cannot start or gives no executors in time.
     """
     check_java()
-    conf = session_conf(engine)
+    master = engine.master
+    if master is not None and master.startswith("spark://"):
+        cluster.probe_master(master)
+    if engine.starts_cluster:
+        running = cluster.running()
+        if running is None or running.engine != engine:
+            cluster.stop()
+            running = cluster.start(engine, cluster_root or cluster.runtime_dir())
+        master = running.url
+        # PySpark takes its workers' Python from the environment, not from spark.pyspark.python.
+        os.environ["PYSPARK_PYTHON"] = cluster.python_exec()
+    conf = session_conf(engine, master)
     conf.update(metastore_conf(conf))
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(engine.log_level)
+    if engine.standalone:
+        wait_for_executors(spark, engine.workers if engine.starts_cluster else 1, engine.start_timeout_s)
     return spark
+
+
+def executors(spark: SparkSession) -> list[dict[str, Any]]:
+    """The session's executors (not the driver): id, host:port, cores, memory for storage (0
+    until the executor's block manager has registered)."""
+    found = []
+    summaries = spark.sparkContext._jsc.sc().statusStore().executorList(True)
+    for i in range(summaries.size()):
+        e = summaries.apply(i)
+        if e.id() != "driver":
+            found.append(
+                {
+                    "id": e.id(),
+                    "host_port": e.hostPort(),
+                    "cores": e.totalCores(),
+                    "max_memory": e.maxMemory(),
+                }
+            )
+    return found
+
+
+def wait_for_executors(spark: SparkSession, count: int, timeout_s: float) -> None:
+    """Wait until `count` executors have registered with the session.
+
+    Raises:
+        UserError: when they have not after `timeout_s`.
+    """
+    deadline = time.monotonic() + timeout_s
+    while (have := sum(e["max_memory"] > 0 for e in executors(spark))) < count:
+        if time.monotonic() > deadline:
+            master = spark.sparkContext.master
+            spark.stop()
+            raise UserError(
+                f"{master}: {have} of {count} executors registered after {timeout_s:g} s "
+                "(engine.start_timeout_s); do its workers have the free cores and engine.executor_memory?"
+            )
+        time.sleep(0.2)
 
 
 def register_iceberg_catalog(

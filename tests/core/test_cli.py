@@ -220,6 +220,18 @@ CASES = [
         "need (16.0)",
         id="rule-order",
     ),
+    # The standalone cluster icelab starts (engine=standalone)
+    pytest.param(
+        ["engine=standalone", "engine.worker_cores=0"],
+        "invalid config: engine.worker_cores=0: Input should be greater than or equal to 1",
+        id="worker-cores-zero",
+    ),
+    pytest.param(
+        ["engine=standalone", "engine.worker_memory=3x"],
+        "invalid config: engine.worker_memory='3x': bad memory '3x': use a whole number with a unit k, m, g "
+        "or t, as Spark's memory settings take (512m, 3g)",
+        id="worker-memory-unit",
+    ),
     # Windows outside the data (tiny: 60 days ending 2026-06-30; small: 180 days)
     pytest.param(
         ["experiment=smoke", "experiment.end=2026-07-15"],

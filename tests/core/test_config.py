@@ -18,7 +18,8 @@ def test_every_dataset_composes_and_validates(compose_cfg, dataset):
 
 @pytest.mark.parametrize("engine", choices("engine"))
 def test_every_engine_composes_and_validates(compose_cfg, engine):
-    eng = engine_config(compose_cfg(f"engine={engine}"))
+    # The tests' shrunk master (local[2]) is no standalone master: standalone starts its own.
+    eng = engine_config(compose_cfg(f"engine={engine}", *(["engine.master=null"] * (engine == "standalone"))))
     # The comparison traps are pinned in every engine, not left to Spark's defaults.
     conf = flatten(eng.conf)
     assert conf["spark.sql.iceberg.aggregate-push-down.enabled"] == "false"
@@ -59,6 +60,55 @@ def test_bad_dataset_values_give_one_line(compose_cfg, override, needle):
     message = str(err.value)
     assert needle in message
     assert "\n" not in message
+
+
+STANDALONE = ["engine=standalone", "engine.master=null"]
+
+
+def test_standalone_sizes_its_executor_to_the_worker(compose_cfg):
+    eng = engine_config(compose_cfg(*STANDALONE, "engine.worker_memory=2g"))
+    assert (eng.starts_cluster, eng.executor_memory) == (True, "2g")  # it follows worker_memory
+    assert not engine_config(compose_cfg(*STANDALONE, "engine.master=spark://head:7077")).starts_cluster
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["engine.executor_memory=4g"],
+            "invalid config: engine: executor_memory 4g exceeds worker_memory 3g: no worker could start an "
+            "executor",
+        ),
+        (
+            ["++engine.conf.spark.executor.cores=3"],
+            "invalid config: engine: spark.executor.cores 3 exceeds worker_cores 2: no worker could start an "
+            "executor",
+        ),
+        (
+            ["engine.worker_memory=400m"],
+            "invalid config: engine: executor_memory 400m is below Spark's least, 450m (unless set, it "
+            "follows worker_memory)",
+        ),
+        (
+            ["engine.master=yarn"],
+            "invalid config: engine: engine=standalone takes master=null (icelab starts a cluster) or a "
+            "standalone master spark://host:port, not 'yarn'",
+        ),
+    ],
+)
+def test_a_standalone_cluster_that_cannot_run_is_one_line(compose_cfg, overrides, message):
+    with pytest.raises(UserError) as err:
+        engine_config(compose_cfg(*STANDALONE, *overrides))
+    assert str(err.value) == message
+
+
+def test_only_standalone_takes_no_master(compose_cfg):
+    with pytest.raises(UserError) as err:
+        engine_config(compose_cfg("engine=local", "engine.master=null"))
+    assert str(err.value) == (
+        "invalid config: engine: master is empty: name one (local[*], spark://host:port, yarn, "
+        "k8s://...) or use engine=standalone to start a cluster on this machine"
+    )
 
 
 def test_fractions_over_one_are_rejected(compose_cfg):

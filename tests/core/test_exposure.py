@@ -116,9 +116,12 @@ def test_a_session_with_the_ui_on_is_caught(session_sockets):
     assert [name for name, _, _ in exposed] == ["java"]  # the UI: port 4040, or the next free one
 
 
-@pytest.mark.parametrize("engine", ["local", "cluster"])
+@pytest.mark.parametrize("engine", ["local", "cluster", "standalone"])
 def test_the_spark_ui_is_off_in_every_engine(compose_cfg, engine):
-    conf = session_conf(engine_config(compose_cfg(f"engine={engine}")))
+    # The shrunk tests' master (local[2]) is no standalone master: standalone starts its own.
+    conf = session_conf(
+        engine_config(compose_cfg(f"engine={engine}", *["engine.master=null"] * (engine == "standalone")))
+    )
     assert conf["spark.ui.enabled"] == "false"
-    if engine == "local":
+    if engine != "cluster":  # the standalone cluster's own ports: tests/core/test_cluster.py
         assert conf["spark.driver.bindAddress"] == "127.0.0.1"

@@ -3,13 +3,16 @@ is one clear error."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import stat
+from pathlib import Path
 
+import pyspark
 import pytest
 
 from icelab.core.errors import UserError
-from icelab.core.preflight import check_java, iceberg_jar, java_major_version
+from icelab.core.preflight import check_java, iceberg_jar, java_major_version, pyspark_build
 
 JAR = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 
@@ -17,6 +20,16 @@ JAR = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 def test_the_pinned_jar_is_installed():
     path = iceberg_jar(JAR)
     assert path.is_file() and path.name == JAR
+
+
+def test_spark_home_is_where_spark_submit_keeps_the_jars(monkeypatch):
+    # spark-submit imports PySpark from SPARK_HOME/python/lib/pyspark.zip, with no jars beside it.
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setenv("SPARK_HOME", str(Path(pyspark.__file__).parent))
+    assert pyspark_build() == ("3.5", "2.12")
+    monkeypatch.delenv("SPARK_HOME")
+    with pytest.raises(UserError, match="PySpark and its jars are not installed"):
+        pyspark_build()
 
 
 def test_missing_jar_is_one_line():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from icelab.core.config import engine_config
@@ -39,3 +41,17 @@ def test_java_options_come_after_icelabs_own(compose_cfg):
     options = session_conf(engine)["spark.driver.extraJavaOptions"].split()
     assert options[0].startswith("-Dlog4j2.configurationFile=file:")  # icelab's log config kept
     assert options[1:] == ["-XX:TieredStopAtLevel=1", "-Xss4m"]
+
+
+def test_a_standalone_cluster_s_executors_log_and_run_python_as_the_driver(compose_cfg, monkeypatch):
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    engine = engine_config(
+        compose_cfg(
+            "engine=standalone", "engine.master=null", "++engine.conf.spark.executor.extraJavaOptions=-Xss4m"
+        )
+    )
+    conf = session_conf(engine, "spark://127.0.0.1:7077")
+    assert conf["spark.master"] == "spark://127.0.0.1:7077"
+    options = conf["spark.executor.extraJavaOptions"].split()
+    assert options[0].startswith("-Dlog4j2.configurationFile=file:") and options[1:] == ["-Xss4m"]
+    assert conf["spark.pyspark.python"] == sys.executable

@@ -49,3 +49,24 @@ def parse_size(text: str) -> int:
     if not match or int(match.group(1)) <= 0:
         raise ValueError(f"bad size '{text}': use a positive number with KB, MB or GB, e.g. 8MB")
     return int(match.group(1)) * _UNIT[match.group(2).lower()]
+
+
+MEMORY_RULE = "use a whole number with a unit k, m, g or t, as Spark's memory settings take (512m, 3g)"
+_MEMORY = re.compile(r"(\d+)([kmgt])", re.I)
+_MIB = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024**2}
+
+
+def memory_mib(text: str) -> int:
+    """`512m`, `3g`, `1t` -> MiB (binary units, as Spark reads its memory settings).
+
+    A unit is required: a bare number means MiB to `spark.executor.memory` but bytes to a
+    standalone worker's `--memory`.
+
+    Raises:
+        ValueError: for anything else, or for less than 1 MiB.
+    """
+    match = _MEMORY.fullmatch(str(text).strip())
+    mib = int(int(match.group(1)) * _MIB[match.group(2).lower()]) if match else 0
+    if mib < 1:
+        raise ValueError(f"bad memory '{text}': {MEMORY_RULE}")
+    return mib

@@ -1,0 +1,157 @@
+"""engine=standalone: the Spark standalone cluster icelab starts on loopback, through `python run.py`.
+
+Three runs of the micro smoke benchmark serve the run tests (the module fixture `runs`): a
+local-mode run, which builds the dataset and gives the answers to match; a standalone run whose
+driver SIGKILLs itself once its cluster is up (tests/reliability.py: ICELAB_KILL_AT), which must
+leave the master and worker running; the next standalone run, which must stop them, run on the
+workers' executors, answer as local mode did, and leave nothing behind. The clusters' state
+files go to a temporary XDG_RUNTIME_DIR, so no other run's cluster is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from icelab.core import cluster
+from icelab.core.contract import validate
+from tests.conftest import run_py
+from tests.core.test_cli import assert_one_line_error
+from tests.core.test_exposure import listening, public
+from tests.reliability import run, smoke_runs
+
+# The smallest cluster: one worker, one core; executors start fast like the driver (MICRO).
+STANDALONE = [
+    "engine=standalone",
+    "engine.master=null",
+    "engine.worker_cores=1",
+    "engine.worker_memory=1g",
+    "++engine.conf.spark.executor.extraJavaOptions='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'",
+]
+MESSAGES = {
+    "test_unreachable_master": "engine.master=spark://127.0.0.1:{port}: no Spark master reachable at "
+    "127.0.0.1:{port} (Connection refused); start it, or use engine=standalone without engine.master to let "
+    "icelab start one",
+    "test_master_port_taken": "engine.master_port={port}: port {port} on 127.0.0.1 is already in use; give a "
+    "free port or leave engine.master_port null (icelab picks one)",
+}
+
+
+@dataclass
+class Runs:
+    killed: subprocess.CompletedProcess
+    left: dict[str, Any]  # the killed run's state file
+    left_alive: dict[int, list[str]]  # its daemons still running after the kill: pid -> cmdline
+    left_sockets: list[tuple[str, str, int]]
+    standalone: subprocess.CompletedProcess
+    standalone_dir: Path
+    local: subprocess.CompletedProcess
+    local_dir: Path
+    state_dir: Path
+
+
+def ours_running(cluster_id: str) -> list[int]:
+    """Every process whose command line carries the cluster's mark."""
+    return [p.pid for p in psutil.process_iter() if f"{cluster.MARK}{cluster_id}" in cluster.cmdline(p.pid)]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    tmp = tmp_path_factory.mktemp("standalone")
+    state_dir = tmp / "runtime" / "icelab"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("XDG_RUNTIME_DIR", str(tmp / "runtime"))
+        local = run(tmp)
+        local_dir = smoke_runs(tmp)[-1]
+        killed = run(tmp, *STANDALONE, kill_at="cluster.started")
+        (state_file,) = state_dir.glob(cluster.STATE_GLOB)
+        left = json.loads(state_file.read_text())
+        alive = {p["pid"]: cluster.cmdline(p["pid"]) for p in left["processes"] if cluster.alive(p["pid"])}
+        sockets = [s for pid in alive for s in listening(pid)]
+        standalone = run(tmp, *STANDALONE)
+    return Runs(killed, left, alive, sockets, standalone, smoke_runs(tmp)[-1], local, local_dir, state_dir)
+
+
+def test_a_killed_driver_leaves_its_cluster_and_the_next_run_stops_it(runs):
+    assert runs.killed.returncode == -9, runs.killed.stderr[-3000:]
+    # Left running: the master and the worker, on loopback only (RPC ports and web UIs).
+    roles = [p["role"] for p in runs.left["processes"]]
+    assert roles == ["master", "worker-1"]
+    assert sorted(runs.left_alive) == sorted(p["pid"] for p in runs.left["processes"])
+    for args in runs.left_alive.values():
+        assert f"{cluster.MARK}{runs.left['id']}" in args
+    assert len(runs.left_sockets) == 4 and public(runs.left_sockets) == [], runs.left_sockets
+    # The next run stopped them, said so, and went on.
+    assert runs.standalone.returncode == 0, runs.standalone.stderr[-3000:]
+    assert f"stopped standalone cluster {runs.left['id']} left by process" in runs.standalone.stdout
+    assert not any(cluster.alive(pid) for pid in runs.left_alive)
+    assert ours_running(runs.left["id"]) == []
+
+
+def test_a_standalone_run_runs_on_the_workers_and_leaves_nothing(runs):
+    assert runs.standalone.returncode == 0, runs.standalone.stderr[-3000:]
+    assert validate(runs.standalone_dir) == []
+    engine = json.loads((runs.standalone_dir / "env.json").read_text())["engine"]
+    started = engine["cluster"]
+    assert engine["kind"] == "standalone (started by icelab)"
+    assert engine["master"] == started["master"] == f"spark://127.0.0.1:{started['processes'][0]['port']}"
+    assert (started["workers"], started["worker_cores"], started["worker_memory"]) == (1, 1, "1g")
+    # Executors ran in the worker's JVMs, not the driver's: one registered from 127.0.0.1, and
+    # the worker's work directory holds its application's executor log.
+    assert [e["host_port"].split(":")[0] for e in engine["executors"]] == ["127.0.0.1"]
+    (executor,) = Path(started["dir"]).glob("worker-1/app-*/0")
+    assert (executor / "stderr").is_file()  # its log, as quiet as the driver's (icelab's log4j2)
+    assert not list(Path(started["dir"]).glob("worker-1/app-*/0/*.jar"))  # the fetched jars are dropped
+    # Nothing left: no process of the cluster, no listening port, no state file.
+    pids = [p["pid"] for p in started["processes"]]
+    assert not any(cluster.alive(pid) for pid in pids)
+    assert ours_running(started["id"]) == []
+    ports = {port for p in started["processes"] for key, port in p.items() if key.endswith("port")}
+    assert len(ports) == 4
+    listen = {c.laddr.port for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN}
+    assert ports & listen == set()
+    assert list(runs.state_dir.glob(cluster.STATE_GLOB)) == []
+
+
+def test_standalone_answers_equal_local_modes(runs):
+    assert runs.local.returncode == 0, runs.local.stderr[-3000:]
+    standalone, local = (
+        json.loads((d / "answers.json").read_text()) for d in (runs.standalone_dir, runs.local_dir)
+    )
+    meta = [json.loads((d / "run.json").read_text()) for d in (runs.standalone_dir, runs.local_dir)]
+    assert meta[0]["dataset"] == meta[1]["dataset"]
+    assert json.loads((runs.local_dir / "env.json").read_text())["engine"]["kind"] == "local"
+    pick = [{k: a[k] for k in ("query_id", "window", "checksums")} for a in standalone]
+    assert pick == [{k: a[k] for k in ("query_id", "window", "checksums")} for a in local]
+    assert len(pick) == 4 and all(a["agree"] for a in standalone)
+
+
+def test_unreachable_master(tmp_path):
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = run_py(
+        "engine=standalone", f"engine.master=spark://127.0.0.1:{port}", *paths(tmp_path), timeout=120
+    )
+    assert_one_line_error(proc, MESSAGES["test_unreachable_master"].format(port=port))
+
+
+def test_master_port_taken(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        proc = run_py("engine=standalone", f"engine.master_port={port}", *paths(tmp_path), timeout=120)
+    assert_one_line_error(proc, MESSAGES["test_master_port_taken"].format(port=port))
+
+
+def paths(tmp: Path) -> list[str]:
+    return [f"paths.data_dir={tmp}/data", f"paths.results_dir={tmp}/results"]
