@@ -1,4 +1,4 @@
-"""The schema-evolution lab on real Spark + Iceberg, shrunk: 200 old rows in 2 commits, 20 new
+"""The schema-evolution lab on real Spark + Iceberg, shrunk: 200 old rows in 1 commit, 20 new
 rows, every scenario once. Figures are exact: every 10th row has a NULL payload."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ NEW_NONNULL = 18  # 20 new rows, ids 200..219
 @pytest.fixture(scope="module")
 def lab(ctx, compose_run) -> tuple[Path, pd.DataFrame]:
     cfg = compose_run(
-        "experiment=schema_evolution", "experiment.rows=200", "experiment.commits=2", "experiment.new_rows=20"
+        "experiment=schema_evolution", "experiment.rows=200", "experiment.commits=1", "experiment.new_rows=20"
     )
     run_dir = schema_evolution.run(cfg)
     return run_dir, pd.read_parquet(run_dir / "scenarios.parquet").set_index("scenario")
