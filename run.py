@@ -23,12 +23,16 @@ def main(cfg: DictConfig) -> None:
         with one_line_errors():
             run_experiment(cfg)
     finally:
-        # One Spark session per experiment, also when a multirun runs several in one process.
+        # One Spark session per experiment, also when a multirun runs several in one process;
+        # then the object store it used (storage=object), so no server outlives the run.
         from pyspark.sql import SparkSession
+
+        from icelab.core import object_store
 
         active = SparkSession.getActiveSession()
         if active is not None:
             active.stop()
+        object_store.close()
 
 
 if __name__ == "__main__":

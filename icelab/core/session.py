@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -26,8 +28,17 @@ FIXED_CONF = {
 }
 
 
-def session_conf(engine: EngineConfig) -> dict[str, str]:
-    """Every Spark setting icelab sets, in one dict (recorded with results)."""
+# Settings whose values are lists: a store's jars join the Iceberg jar instead of replacing it.
+LISTS = {"spark.jars": ",", "spark.driver.extraClassPath": os.pathsep}
+
+
+def session_conf(engine: EngineConfig, store: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every Spark setting icelab sets, in one dict (recorded with results).
+
+    Args:
+        engine: the engine config; its `conf` overrides anything else.
+        store: the object store's S3A settings and jars (icelab.core.object_store), if any.
+    """
     jar = iceberg_jar(engine.iceberg_jar)
     java_options = f"-Dlog4j2.configurationFile=file:{LOG4J} {engine.java_options}".strip()
     conf = {
@@ -40,6 +51,8 @@ def session_conf(engine: EngineConfig) -> dict[str, str]:
     }
     if engine.executor_memory:
         conf["spark.executor.memory"] = engine.executor_memory
+    for key, value in (store or {}).items():
+        conf[key] = LISTS[key].join([conf[key], value]) if key in LISTS and conf.get(key) else value
     conf.update(flatten(engine.conf))
     return conf
 
@@ -70,14 +83,18 @@ def metastore_conf(conf: dict[str, str]) -> dict[str, str]:
     return {}
 
 
-def get_session(engine: EngineConfig) -> SparkSession:
+def get_session(engine: EngineConfig, store: Mapping[str, str] | None = None) -> SparkSession:
     """Start (or reuse, within one process) the run's Spark session.
+
+    Args:
+        engine: the engine config.
+        store: the object store's Spark settings (`session_conf`), if any.
 
     Raises:
         UserError: when Java or the Iceberg jar is missing.
     """
     check_java()
-    conf = session_conf(engine)
+    conf = session_conf(engine, store)
     conf.update(metastore_conf(conf))
     builder = SparkSession.builder
     for key, value in conf.items():
