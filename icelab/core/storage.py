@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -232,3 +233,40 @@ def check_store(spark: SparkSession, uri: str, endpoint: str) -> None:
         if line is None:
             raise
         raise UserError(line) from None
+
+
+# S3A's request counters (Hadoop's IOStatistics on the bucket's FileSystem) behind the results'
+# request columns; each column sums its counters. A GET is counted when its stream closes.
+S3A_REQUESTS = {
+    "s3_requests": ("store_io_request",),  # every request S3A sent to the store
+    "s3_list_requests": ("object_list_request", "object_continue_list_request"),
+    "s3_head_requests": ("object_metadata_request",),
+    "s3_get_requests": ("action_http_get_request",),
+}
+_COUNTER = re.compile(r"\(([\w.]+)=(\d+)\)")
+
+
+class RequestCounts:
+    """The requests Spark's S3A client has sent to one bucket (all of this JVM's users of it:
+    Spark's file listing and reads, Iceberg's HadoopFileIO), read from S3A's own counters."""
+
+    def __init__(self, spark: SparkSession, uri: str) -> None:
+        jvm, hadoop_conf = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
+        self._fs = jvm.org.apache.hadoop.fs.Path(uri).getFileSystem(hadoop_conf)
+        self._to_string = jvm.org.apache.hadoop.fs.statistics.IOStatisticsLogging.ioStatisticsToString
+
+    @classmethod
+    def of(cls, spark: SparkSession, uri: str | None) -> RequestCounts | None:
+        """Counts for the bucket of an `s3a://` URI; None elsewhere (no requests to count)."""
+        return cls(spark, uri) if uri and urlparse(uri).scheme == "s3a" else None
+
+    def snapshot(self) -> dict[str, int]:
+        """Requests so far, by column (one call into the JVM)."""
+        text = str(self._to_string(self._fs.getIOStatistics())).split("gauges=")[0]
+        counters = {name: int(value) for name, value in _COUNTER.findall(text)}
+        return {col: sum(counters.get(name, 0) for name in names) for col, names in S3A_REQUESTS.items()}
+
+    def since(self, before: dict[str, int]) -> dict[str, int]:
+        """Requests sent since the snapshot `before`, by column."""
+        now = self.snapshot()
+        return {col: now[col] - before.get(col, 0) for col in now}
