@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 # longest first: they run first, so the two xdist workers (pyproject's addopts) end together.
 SPARK_MODULES = (
     "test_reliability.py",
+    "test_object_store.py",
     "test_run.py",
     "test_secrets.py",
     "test_exposure.py",
