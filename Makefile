@@ -11,10 +11,13 @@ help: ## list the targets
 
 setup: $(VENV)/.installed ## create .venv and install icelab with its test tools
 
+# sagemaker-pyspark carries the S3A jars storage=object needs (hadoop-aws 3.3.1 and its AWS SDK
+# 1.11.901); it declares pyspark==3.3.0, so it cannot be a dependency in pyproject: --no-deps.
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q --no-deps sagemaker-pyspark==1.4.5
 	touch $@
 
 run: setup ## run the main job (default: experiment=datagen dataset=tiny); overrides in ARGS="..."

@@ -24,15 +24,17 @@ def main(cfg: DictConfig) -> None:
             run_experiment(cfg)
     finally:
         # One Spark session per experiment, also when a multirun runs several in one process;
-        # then the standalone cluster icelab started for it, if any (engine=standalone).
+        # then the standalone cluster icelab started for it (engine=standalone) and the object
+        # store it used (storage=object), so no server outlives the run.
         from pyspark.sql import SparkSession
 
-        from icelab.core import cluster
+        from icelab.core import cluster, object_store
 
         active = SparkSession.getActiveSession()
         if active is not None:
             active.stop()
         cluster.stop()
+        object_store.close()
 
 
 if __name__ == "__main__":

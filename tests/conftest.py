@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 SPARK_MODULES = (
     "test_reliability.py",
     "test_cluster.py",
+    "test_object_store.py",
     "test_run.py",
     "test_secrets.py",
     "test_exposure.py",

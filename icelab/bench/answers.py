@@ -7,7 +7,8 @@ the dialects differ (explode, lambdas, percentiles, 1-based arrays).
 
 Each (query, window) gets a DuckDB status: `agree`, `differ`, `not checked: <DuckDB's error>`
 (DuckDB failed, so nothing was compared: never counted as agreement), or `off` (DuckDB disabled
-by `verify.duckdb`, or the data is not on local disk). A pair that is not checked fails the run
+by `verify.duckdb`, or the data is where DuckDB has no way in: neither local disk nor the
+run's object store). A pair that is not checked fails the run
 unless `verify.allow_duckdb_errors` is true.
 """
 
@@ -65,8 +66,8 @@ def check(
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """One record per (query, window): Spark's answers, DuckDB's, and whether all agree."""
-    local = storage.local_path(dataset.parquet_uri)
-    con = duckdb_connection(memory_limit=duckdb_memory) if with_duckdb and local else None
+    path = storage.duckdb_path(dataset.parquet_uri)  # local, or s3:// on the run's object store
+    con = duckdb_connection(memory_limit=duckdb_memory) if with_duckdb and path else None
     if con is not None:
         con.execute("SET TimeZone = 'UTC'")  # the queries' timestamp literals are UTC, as in Spark
     by_name = {w.name: w for w in windows}
@@ -77,7 +78,7 @@ def check(
         if con is not None:
             template = duckdb_template(rec["query_id"])
             try:
-                duck = duckdb_answer(con, template, parquet_source(local), by_name[rec["window"]])
+                duck = duckdb_answer(con, template, parquet_source(path), by_name[rec["window"]])
             except duckdb.Error as exc:  # recorded and counted, as a failing Spark query is
                 error = str(exc).strip().splitlines()[0][:500]
         status = duckdb_status(rec["checksums"], duck, error, checked=con is not None)

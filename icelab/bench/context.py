@@ -13,14 +13,16 @@ from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
 from icelab.bench.recorder import recover
-from icelab.core import cluster, locks, provenance, run_state, storage
+from icelab.core import cluster, locks, object_store, provenance, run_state, storage
 from icelab.core.config import (
     DatasetConfig,
     EngineConfig,
     PathsConfig,
+    StorageConfig,
     dataset_config,
     engine_config,
     paths_config,
+    storage_config,
 )
 from icelab.core.errors import UserError
 from icelab.core.preflight import check_java
@@ -44,6 +46,7 @@ class Context:
     engine: EngineConfig
     paths: PathsConfig
     spark: SparkSession
+    storage: StorageConfig
 
     def _verify_options(self) -> dict[str, Any]:
         return {
@@ -85,16 +88,21 @@ class Context:
 
     def env(self, built: Built | None = None) -> dict[str, Any]:
         """Machine, versions, git state, engine, Spark settings (redacted) and dataset identity."""
-        conf = session_conf(self.engine, self.spark.sparkContext.master)
+        store = object_store.active()
+        conf = session_conf(
+            self.engine, self.spark.sparkContext.master, store.spark_conf() if store else None
+        )
         env: dict[str, Any] = {
             "machine": provenance.machine(),
-            "versions": provenance.versions(iceberg_jar=conf["spark.jars"])
+            "versions": provenance.versions(iceberg_jar=conf["spark.jars"].split(",")[0])
             | provenance.spark_versions(self.spark),
             "git": provenance.git_state(),
             "engine": provenance.redact(self.engine_record()),
             "spark_conf": provenance.redact(conf),
             # Catalogs registered at runtime (one per dataset): type, warehouse, cache flags.
             "catalogs": provenance.redact(self.catalog_conf()),
+            # Where the data lives: kind, endpoint, added latency and how (never a key).
+            "storage": provenance.redact(object_store.record(self.storage, self.paths.data_dir)),
         }
         if built is not None:
             env["dataset"] = {
@@ -116,6 +124,9 @@ class Context:
             log.warning("marked %s interrupted: its process ended without closing it", dead)
         run_dir = new_run_dir(self.paths.results_dir, experiment)
         run_state.start(run_dir, experiment=experiment, task=str(self.cfg.experiment.task))
+        store = object_store.active()
+        if store is not None and store.proxy is not None:
+            run_state.at_finish(run_dir, store.requests_since(store.requests()))
         write_json(run_dir / "env.json", self.env(built))
         write_config(run_dir / "config.yaml", self.cfg)
         return run_dir
@@ -144,15 +155,22 @@ def open_context(cfg: DictConfig, data: bool = True) -> Context:
     (nor created).
     """
     ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
+    store_cfg = storage_config(cfg)
     locks.wait_s = lock_wait(cfg)
     locks.owner = f"experiment {cfg.experiment.name} on dataset {ds.name}"
     check_java()
     dirs = [("paths.data_dir", paths.data_dir)] if data else []
+    if store_cfg.kind == "object" and not store_cfg.endpoint:
+        dirs = [("storage.dir", store_cfg.dir)]  # the data is in RGW, whose files are there
     for key, path in [*dirs, ("paths.results_dir", paths.results_dir)]:
         storage.check_local_dir(storage.to_uri(path), key, paths.min_free_gb)
+    store = object_store.open_store(store_cfg, paths.data_dir)
     # A standalone cluster icelab starts logs beside the runs: the run directory comes later.
     clusters = Path(paths.results_dir) / "clusters"
-    return Context(cfg, ds, engine, paths, get_session(engine, clusters))
+    spark = get_session(engine, clusters, store.spark_conf() if store else None)
+    if store is not None:
+        storage.check_store(spark, store.data_dir, store.spark_endpoint)
+    return Context(cfg, ds, engine, paths, spark, store_cfg)
 
 
 def dump(data: Any) -> str:

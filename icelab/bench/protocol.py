@@ -23,7 +23,7 @@ from tqdm import tqdm
 from icelab.bench.measure import measure
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
-from icelab.core import failpoints
+from icelab.core import failpoints, storage
 from icelab.core.config import ProtocolConfig
 
 
@@ -125,13 +125,18 @@ def run_rounds(
     keep: Callable[[dict[str, Any]], None],
     end_of_round: Callable[[], None],
     progress: bool = True,
+    data_uri: str | None = None,
 ) -> None:
     """Measure every case in every round; `keep` gets each row, `end_of_round` follows each round.
+
+    With `data_uri` on S3A (storage=object), each row gets the S3 requests its measurement sent
+    (`s3_*` columns, S3A's own counters read before and after, outside the timed sections).
 
     Raises:
         KeyboardInterrupt: after the measurement in flight when a stop was requested.
     """
     plan = rounds(protocol)
+    requests = storage.RequestCounts.of(spark, data_uri)
     with (
         stop_requests() as state,
         tqdm(
@@ -140,9 +145,11 @@ def run_rounds(
     ):
         for repetition, warmup, execute in plan:
             for case in all_cases:
+                before = requests.snapshot() if requests else {}
                 with settings(spark, case.variant):
                     measured = measure(spark, case.sql, execute=execute)
-                keep(row_of(case, repetition, warmup, measured))
+                row = row_of(case, repetition, warmup, measured)
+                keep(row | requests.since(before) if requests else row)
                 failpoints.point("protocol.measurement")
                 bar.update()
                 if state["stop"]:

@@ -60,13 +60,17 @@ class Recorder:
         protocol: ProtocolConfig,
         base: dict[str, Any],
         progress: bool = True,
+        data_uri: str | None = None,
     ) -> None:
         """Measure every case for the protocol's rounds, keeping each row with the run's `base`.
 
-        Every row measured is on disk when this returns or raises (Ctrl-C included).
+        Every row measured is on disk when this returns or raises (Ctrl-C included). With the
+        dataset's `data_uri` on S3A, each row also counts the requests its measurement sent.
         """
         try:
-            run_rounds(spark, all_cases, protocol, lambda row: self.add(base | row), self.flush, progress)
+            run_rounds(
+                spark, all_cases, protocol, lambda row: self.add(base | row), self.flush, progress, data_uri
+            )
         finally:
             self.flush()
 

@@ -13,7 +13,7 @@ from typing import NoReturn
 from icelab.core.errors import UserError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-GROUPS = ("experiment", "dataset", "engine", "profile", "setup")
+GROUPS = ("experiment", "dataset", "engine", "profile", "setup", "storage")
 GRAMMAR = "use key=value, key=[a,b], +new.key=value or ~key; quote values with special characters"
 # Hydra options after which there is nothing to compose (or Hydra composes something else).
 NO_COMPOSE = {"-h", "--help", "--hydra-help", "--version", "-sc", "--shell-completion", "--info", "-i"}
@@ -52,7 +52,7 @@ def check_overrides(argv: Sequence[str]) -> None:
     """Parse and compose the config as Hydra will, so its multi-line errors become one line.
 
     A multirun composes every job of the sweep, as Hydra's own sweeper does before launching.
-    The sections every experiment reads (dataset, engine, paths, protocol) are validated too.
+    The sections every experiment reads (dataset, engine, paths, protocol, storage) are validated too.
     """
     if any(arg.split("=")[0] in NO_COMPOSE for arg in argv):
         return
@@ -119,7 +119,8 @@ def _compose_and_validate(job: list[str]) -> None:
         OmegaConf.to_container(cfg, resolve=True)  # interpolation errors surface here, not in Spark
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         raise UserError(_composition_error(exc, job)) from None
-    for section in (config.dataset_config, config.engine_config, config.paths_config, config.protocol_config):
+    sections = (config.dataset_config, config.engine_config, config.paths_config, config.protocol_config)
+    for section in (*sections, config.storage_config):
         section(cfg)
 
 

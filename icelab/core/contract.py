@@ -56,6 +56,12 @@ SCHEMA = pa.schema(
         ("partitions_scanned", pa.int64()),
         ("bytes_scanned", pa.int64()),
         ("catalog_ms", pa.float64()),
+        # S3 requests the measurement sent (planning and execution), from S3A's own counters
+        # (icelab/core/storage.py: S3A_REQUESTS); null where the data is not on S3A.
+        ("s3_requests", pa.int64()),
+        ("s3_list_requests", pa.int64()),
+        ("s3_head_requests", pa.int64()),
+        ("s3_get_requests", pa.int64()),
         # From the physical plan (icelab/bench/plan_check.py): what reached the scan.
         ("pushed_filters", pa.string()),
         ("nested_filters_pushed", pa.int32()),

@@ -41,9 +41,14 @@ def lock_dir() -> Path:
 
 
 def key_of(uri: str) -> str:
-    """The lock key of a data location: a local path resolved (symlinks and all), else the URI."""
+    """The lock key of a data location: a local path resolved (symlinks and all), a URI on an
+    open object store prefixed by the store's identity (`s3a://icelab/data` names one place per
+    store), else the URI."""
     path = storage.local_path(uri)
-    return os.path.realpath(path) if path is not None else uri
+    if path is not None:
+        return os.path.realpath(path)
+    store = storage.store_of(uri)
+    return f"{store} {uri}" if store else uri
 
 
 def _stem(key: str) -> str:

@@ -31,6 +31,8 @@ INTERRUPTED, ABANDONED = "interrupted", "abandoned"
 
 # Runs this process opened and has not ended, oldest first, with their lock descriptors.
 _open: dict[Path, int] = {}
+# What a run adds to run.json when it ends, computed then (`at_finish`).
+_final: dict[Path, Callable[[], dict[str, Any]]] = {}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -99,9 +101,15 @@ def start(run_dir: Path, **fields: Any) -> None:
     )
 
 
+def at_finish(run_dir: Path, fields: Callable[[], dict[str, Any]]) -> None:
+    """Have `fields()` merged into run.json when the run ends, however it ends."""
+    _final[run_dir] = fields
+
+
 def finish(run_dir: Path, status: str, **fields: Any) -> None:
     """End a run this process opened: final status in run.json, then release its lock."""
-    update(run_dir, status=status, finished_utc=now(), **fields)
+    final = _final.pop(run_dir, dict)
+    update(run_dir, status=status, finished_utc=now(), **final(), **fields)
     fd = _open.pop(run_dir, None)
     if fd is not None:
         os.close(fd)  # closing drops the lock

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,19 @@ FIXED_CONF = {
 }
 
 
-def session_conf(engine: EngineConfig, master: str | None = None) -> dict[str, str]:
+# Settings whose values are lists: a store's jars join the Iceberg jar instead of replacing it.
+LISTS = {"spark.jars": ",", "spark.driver.extraClassPath": os.pathsep}
+
+
+def session_conf(
+    engine: EngineConfig, master: str | None = None, store: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Every Spark setting icelab sets, in one dict (recorded with results).
 
-    `master` is the URL of the cluster icelab started (engine=standalone), else engine.master.
+    Args:
+        engine: the engine config; its `conf` overrides anything else.
+        master: the URL of the cluster icelab started (engine=standalone), else engine.master.
+        store: the object store's S3A settings and jars (icelab.core.object_store), if any.
     """
     jar = iceberg_jar(engine.iceberg_jar)
     java_options = f"-Dlog4j2.configurationFile=file:{LOG4J} {engine.java_options}".strip()
@@ -47,6 +57,8 @@ def session_conf(engine: EngineConfig, master: str | None = None) -> dict[str, s
     }
     if engine.executor_memory:
         conf["spark.executor.memory"] = engine.executor_memory
+    for key, value in (store or {}).items():
+        conf[key] = LISTS[key].join([conf[key], value]) if key in LISTS and conf.get(key) else value
     conf.update(flatten(engine.conf))
     if engine.starts_cluster:
         # Executors are JVMs of their own on this machine: their Python is the driver's, and
@@ -84,12 +96,15 @@ def metastore_conf(conf: dict[str, str]) -> dict[str, str]:
     return {}
 
 
-def get_session(engine: EngineConfig, cluster_root: Path | None = None) -> SparkSession:
+def get_session(
+    engine: EngineConfig, cluster_root: Path | None = None, store: Mapping[str, str] | None = None
+) -> SparkSession:
     """Start (or reuse, within one process) the run's Spark session.
 
     With engine=standalone and no master, a standalone cluster is started first (its directory
     under `cluster_root`, by default the per-user runtime directory) and the session waits for
-    its executors; a spark:// master is probed before the JVM starts.
+    its executors; a spark:// master is probed before the JVM starts. `store` is the object
+    store's Spark settings (`session_conf`), if any.
 
     Raises:
         UserError: when Java or the Iceberg jar is missing, a spark:// master is unreachable, or
@@ -107,7 +122,7 @@ def get_session(engine: EngineConfig, cluster_root: Path | None = None) -> Spark
         master = running.url
         # PySpark takes its workers' Python from the environment, not from spark.pyspark.python.
         os.environ["PYSPARK_PYTHON"] = cluster.python_exec()
-    conf = session_conf(engine, master)
+    conf = session_conf(engine, master, store)
     conf.update(metastore_conf(conf))
     builder = SparkSession.builder
     for key, value in conf.items():

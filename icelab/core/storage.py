@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -34,6 +35,43 @@ def local_path(uri: str) -> str | None:
     """The local file system path of a `file:` URI, else None."""
     parsed = urlparse(uri)
     return parsed.path if parsed.scheme == "file" else None
+
+
+# Object stores this process has open (icelab.core.object_store), by bucket (`s3a://bucket`):
+# who each is (its RGW state directory, or endpoint and bucket), since two stores can both hold
+# a bucket of one name. A registered bucket is also one DuckDB holds credentials for.
+_stores: dict[str, str] = {}
+
+
+def _bucket(uri: str) -> str:
+    parsed = urlparse(uri)
+    return f"{parsed.scheme}://{parsed.netloc}"
+
+
+def register_store(uri: str, identity: str) -> None:
+    """Note that the bucket of `uri` is reached through an open store known as `identity`."""
+    _stores[_bucket(uri)] = identity
+
+
+def forget_store(uri: str) -> None:
+    """The store holding `uri`'s bucket is closed."""
+    _stores.pop(_bucket(uri), None)
+
+
+def store_of(uri: str) -> str | None:
+    """The identity of the open store holding `uri`, None when it is not on one."""
+    return _stores.get(_bucket(uri))
+
+
+def duckdb_path(uri: str) -> str | None:
+    """Where DuckDB reads `uri`: the local path of a `file:` URI, `s3://` for a bucket of an open
+    store (its httpfs secret is set), None where DuckDB cannot reach it."""
+    path = local_path(uri)
+    if path is not None:
+        return path
+    if urlparse(uri).scheme == "s3a" and store_of(uri) is not None:
+        return "s3://" + uri.removeprefix("s3a://")
+    return None
 
 
 def check_local_dir(uri: str, key: str, min_free_gb: float) -> None:
@@ -160,3 +198,75 @@ class Storage:
             if name.endswith(suffix):
                 found.append(FileStat(name, int(status.getLen())))
         return found
+
+
+# What S3A's errors say, first line of the Java exception: refused keys, or no store there.
+_S3A_REFUSED = ("AccessDeniedException", "Status Code: 403", "InvalidAccessKeyId", "SignatureDoesNotMatch")
+_S3A_UNREACHABLE = ("UnknownHostException", "ConnectException", "Connection refused", "ConnectTimeout")
+
+
+def s3a_error(text: str, uri: str, endpoint: str) -> str | None:
+    """One line for an S3A failure that is the user's to fix (keys, endpoint); None otherwise."""
+    if any(mark in text for mark in _S3A_REFUSED):
+        return f"the object store at {endpoint} refused the credentials for {uri} (403 AccessDenied)"
+    if any(mark in text for mark in _S3A_UNREACHABLE):
+        return f"the object store at {endpoint} is unreachable from Spark ({uri})"
+    return None
+
+
+def check_store(spark: SparkSession, uri: str, endpoint: str) -> None:
+    """Reach `uri` once through Spark's S3A, before any work: refused keys or an endpoint Spark
+    cannot reach become one line instead of a Java stack trace.
+
+    Raises:
+        UserError: with that line.
+    """
+    from py4j.protocol import Py4JJavaError
+
+    # Hadoop caches one S3A instance per bucket for the JVM's life, bound to the endpoint it was
+    # made with; a multirun's earlier job may have made one for a store that is gone.
+    spark.sparkContext._jvm.org.apache.hadoop.fs.FileSystem.closeAll()
+    try:
+        Storage(spark).exists(uri)
+    except Py4JJavaError as exc:
+        line = s3a_error(str(exc), uri, endpoint)
+        if line is None:
+            raise
+        raise UserError(line) from None
+
+
+# S3A's request counters (Hadoop's IOStatistics on the bucket's FileSystem) behind the results'
+# request columns; each column sums its counters. A GET is counted when its stream closes.
+S3A_REQUESTS = {
+    "s3_requests": ("store_io_request",),  # every request S3A sent to the store
+    "s3_list_requests": ("object_list_request", "object_continue_list_request"),
+    "s3_head_requests": ("object_metadata_request",),
+    "s3_get_requests": ("action_http_get_request",),
+}
+_COUNTER = re.compile(r"\(([\w.]+)=(\d+)\)")
+
+
+class RequestCounts:
+    """The requests Spark's S3A client has sent to one bucket (all of this JVM's users of it:
+    Spark's file listing and reads, Iceberg's HadoopFileIO), read from S3A's own counters."""
+
+    def __init__(self, spark: SparkSession, uri: str) -> None:
+        jvm, hadoop_conf = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
+        self._fs = jvm.org.apache.hadoop.fs.Path(uri).getFileSystem(hadoop_conf)
+        self._to_string = jvm.org.apache.hadoop.fs.statistics.IOStatisticsLogging.ioStatisticsToString
+
+    @classmethod
+    def of(cls, spark: SparkSession, uri: str | None) -> RequestCounts | None:
+        """Counts for the bucket of an `s3a://` URI; None elsewhere (no requests to count)."""
+        return cls(spark, uri) if uri and urlparse(uri).scheme == "s3a" else None
+
+    def snapshot(self) -> dict[str, int]:
+        """Requests so far, by column (one call into the JVM)."""
+        text = str(self._to_string(self._fs.getIOStatistics())).split("gauges=")[0]
+        counters = {name: int(value) for name, value in _COUNTER.findall(text)}
+        return {col: sum(counters.get(name, 0) for name in names) for col, names in S3A_REQUESTS.items()}
+
+    def since(self, before: dict[str, int]) -> dict[str, int]:
+        """Requests sent since the snapshot `before`, by column."""
+        now = self.snapshot()
+        return {col: now[col] - before.get(col, 0) for col in now}

@@ -52,20 +52,21 @@ def verify(
     progress: bool = False,
     duckdb_memory: str = DUCKDB_MEMORY,
 ) -> Verification:
-    """Checksums per day of both tables by Spark, and by DuckDB when the data is local."""
+    """Checksums per day of both tables by Spark, and by DuckDB where it reaches the data (local
+    disk, or the run's object store)."""
     schema = spark.table(dataset.iceberg_table).schema
     readers: dict[str, Callable[[], Checksums]] = {
         "spark/iceberg": lambda: spark_checksums(spark, dataset.iceberg_table, schema),
         "spark/parquet": lambda: spark_checksums(spark, dataset.parquet_table, schema),
     }
-    pq_dir = storage.local_path(dataset.parquet_uri)
-    ice_dir = storage.local_path(dataset.iceberg_uri)
+    pq_dir = storage.duckdb_path(dataset.parquet_uri)
+    ice_dir = storage.duckdb_path(dataset.iceberg_uri)
     con = duckdb_connection(memory_limit=duckdb_memory) if with_duckdb and pq_dir and ice_dir else None
     if con is not None:
         readers["duckdb/parquet"] = lambda: duckdb_checksums(con, parquet_source(pq_dir), schema)
         readers["duckdb/iceberg"] = lambda: duckdb_checksums(con, iceberg_source(ice_dir), schema)
     elif with_duckdb:
-        log.warning("DuckDB check skipped: %s is not on the local file system", dataset.uri)
+        log.warning("DuckDB check skipped: DuckDB cannot reach %s (local or storage=object)", dataset.uri)
     readings = {}
     bar = tqdm(readers.items(), desc="verify", unit="reading", disable=not progress)
     for name, read in bar:

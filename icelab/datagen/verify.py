@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from icelab.core import object_store
 from icelab.datagen.fingerprint import row_hash_sql
 
 # {day: (rows, checksum)}
@@ -50,7 +51,8 @@ DUCKDB_MEMORY = "3GB"
 
 
 def duckdb_connection(threads: int = 2, memory_limit: str = DUCKDB_MEMORY) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with the avro and iceberg extensions loaded (avro first).
+    """A DuckDB connection with the avro and iceberg extensions loaded (avro first), and with
+    httpfs and the store's S3 secret while an object store is open (it reads `s3://` there).
 
     DuckDB's default limit (80% of RAM) would take what the Spark driver holds: over
     tens of thousands of files its memory grows with the file count, so it is capped.
@@ -61,6 +63,10 @@ def duckdb_connection(threads: int = 2, memory_limit: str = DUCKDB_MEMORY) -> du
     con.execute("SET preserve_insertion_order = false")
     for name in ("avro", "iceberg"):
         con.execute(f"LOAD '{_extension(name)}'")
+    store = object_store.active()
+    if store is not None:
+        con.execute(f"LOAD '{_extension('httpfs')}'")
+        con.execute(store.duckdb_secret())
     return con
 
 
@@ -72,14 +78,14 @@ def duckdb_checksums(con: duckdb.DuckDBPyConnection, source: str, schema: Struct
     return {d: (int(n), int(c)) for d, n, c in rows}
 
 
-def parquet_source(local_dir: str) -> str:
-    """DuckDB table function over a Hive-partitioned Parquet directory."""
-    return f"read_parquet('{local_dir}/**/*.parquet', hive_partitioning = true)"
+def parquet_source(path: str) -> str:
+    """DuckDB table function over a Hive-partitioned Parquet directory (a local path or s3://)."""
+    return f"read_parquet('{path}/**/*.parquet', hive_partitioning = true)"
 
 
-def iceberg_source(local_table_dir: str) -> str:
-    """DuckDB table function over an Iceberg table (Hadoop catalog layout)."""
-    return f"iceberg_scan('{local_table_dir}')"
+def iceberg_source(table_dir: str) -> str:
+    """DuckDB table function over an Iceberg table (Hadoop catalog layout; a local path or s3://)."""
+    return f"iceberg_scan('{table_dir}')"
 
 
 @dataclass

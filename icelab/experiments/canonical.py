@@ -117,7 +117,7 @@ def run(cfg: DictConfig) -> Path:
     print(f"{ccfg.name}: {len(all_cases)} cases x {rounds} rounds -> {run_dir}")
     if protocol.warm_cache:
         recorder.info["page_cache"] = page_cache.warm(ds.uri, progress)
-    recorder.record(ctx.spark, all_cases, protocol, base, progress)
+    recorder.record(ctx.spark, all_cases, protocol, base, progress, data_uri=ds.uri)
     measurements = pd.DataFrame(recorder.rows)
     windows = list({w.name: w for _, w in queries}.values())
     checked = answers.check_run(run_dir, measurements, ds, windows, cfg.verify, progress)

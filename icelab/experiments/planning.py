@@ -128,7 +128,7 @@ def run(cfg: DictConfig) -> Path:
     print(
         f"{pcfg.name}: {len(all_cases)} cases x {protocol.warmups + protocol.repetitions} rounds -> {run_dir}"
     )
-    recorder.record(ctx.spark, all_cases, protocol, base, progress)
+    recorder.record(ctx.spark, all_cases, protocol, base, progress, data_uri=ds.uri)
     _finish(ctx, pcfg, protocol, recorder, ds, windows, all_cases, run_dir)
     return run_dir
 

@@ -69,17 +69,21 @@ def test_every_broken_run_is_named_with_why(results, capsys):
     assert "missing summary.json" in broken["runs/datagen/20261122T000005Z-aaaaa5"]
     assert "unreadable expiry.json: JSONDecodeError" in broken["runs/snapshot_expiry/20261122T000006Z-aaaaa6"]
     assert out.splitlines()[-1] == (
-        f"validate: 12 runs under {results}: 6 valid (2 under an older contract), 6 broken"
+        f"validate: 12 runs under {results}: 6 valid (3 under an older contract), 6 broken"
     )
 
 
 def test_valid_runs_pass_and_older_ones_are_named(capsys):
     assert main([str(FIXTURE), "--all"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "ok      canonical/20261121T134249Z-cce90f" in lines
-    older = [line for line in lines if line.startswith("older")]
-    assert len(older) == 2 and all("setup, pushed_filters" in line for line in older)
-    assert lines[-1] == f"validate: 6 runs under {FIXTURE}: 6 valid (2 under an older contract), 0 broken"
+    assert "ok      manifest_health/20261121T124318Z-c9f1a0" in lines
+    older = {line.split()[1].rstrip(":"): line for line in lines if line.startswith("older")}
+    s3 = "s3_requests, s3_list_requests, s3_head_requests, s3_get_requests"
+    # The canonical run predates only the request counts; the manifest_8mb runs the plan facts too.
+    assert older.pop("canonical/20261121T134249Z-cce90f").endswith(f"columns {s3}")
+    assert set(older) == {"manifest_8mb/20261121T114058Z-ef97e6", "manifest_8mb/20261121T114416Z-ac7555"}
+    assert all(f"setup, {s3}, pushed_filters" in line for line in older.values())
+    assert lines[-1] == f"validate: 6 runs under {FIXTURE}: 6 valid (3 under an older contract), 0 broken"
 
 
 def test_readers_skip_an_unreadable_run_instead_of_failing(results):

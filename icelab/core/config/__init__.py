@@ -7,6 +7,7 @@ the key, the value and what is accepted. Where each section is typed:
     values.py      window names (1h, 7d, full) and sizes (8MB)
     dataset.py     dataset        engine.py   engine        paths.py     paths
     profile.py     profile        setup.py    setup         protocol.py  protocol
+    storage.py     storage
     experiment.py  experiment (planning, canonical, manifest_health, doctor, snapshot_expiry,
                    schema_evolution)
 """
@@ -36,6 +37,7 @@ from icelab.core.config.paths import PathsConfig, paths_config
 from icelab.core.config.profile import ProfileConfig, profile_configs
 from icelab.core.config.protocol import ProtocolConfig, protocol_config
 from icelab.core.config.setup import SetupConfig, setup_configs
+from icelab.core.config.storage import StorageConfig, storage_config
 from icelab.core.config.values import WINDOW_RULE, WindowName, parse_size, window_length
 
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
     "ProtocolConfig",
     "SchemaEvolutionConfig",
     "SetupConfig",
+    "StorageConfig",
     "Threshold",
     "WindowName",
     "canonical_config",
@@ -72,5 +75,6 @@ __all__ = [
     "protocol_config",
     "schema_evolution_config",
     "setup_configs",
+    "storage_config",
     "window_length",
 ]

@@ -1,0 +1,55 @@
+"""The `storage` group (conf/storage/): where the data lives, local or an S3 object store."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from omegaconf import DictConfig
+from pydantic import Field, field_validator, model_validator
+
+from icelab.core.config.base import _Strict, load
+
+
+class StorageConfig(_Strict):
+    """`local`: paths.data_dir as given (a path, or any URI Hadoop reaches with the engine's own
+    settings). `object`: an S3 store, either Ceph RGW started by icelab on loopback or an
+    existing endpoint, with its S3A, DuckDB and latency settings."""
+
+    kind: Literal["local", "object"]
+    endpoint: str | None = Field(default=None, description="an existing S3 endpoint; null: start RGW")
+    bucket: str = Field(default="icelab", pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+    port: int = Field(default=0, ge=0, le=65535, description="RGW's port on 127.0.0.1; 0: a free one")
+    latency_ms: float = Field(default=0, ge=0, le=10_000, description="added round trip, Spark <-> store")
+    dir: str = Field(default="data/object-store", min_length=1, description="RGW's state and logs")
+    capacity_gb: float = Field(default=20, gt=0, description="the RGW OSD's sparse block file")
+    start_timeout_s: float = Field(default=180, gt=0)
+    access_key_env: str = Field(default="ICELAB_S3_ACCESS_KEY", min_length=1)
+    secret_key_env: str = Field(default="ICELAB_S3_SECRET_KEY", min_length=1)
+    region: str = Field(default="us-east-1", min_length=1)
+    signer: str | None = Field(default="S3SignerType", description="fs.s3a.signing-algorithm; null: SDK's")
+    create_bucket: bool = True
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("give the endpoint as http://host:port or https://host[:port], or null")
+        return value.rstrip("/") if value else None
+
+    @model_validator(mode="after")
+    def _latency(self) -> StorageConfig:
+        if self.latency_ms and self.kind == "local":
+            raise ValueError("latency_ms needs storage=object")
+        if self.latency_ms and self.endpoint and self.endpoint.startswith("https://"):
+            raise ValueError(
+                "latency_ms needs an http:// endpoint: through the delay proxy TLS would reach "
+                "a name its certificate does not hold"
+            )
+        return self
+
+
+def storage_config(cfg: DictConfig) -> StorageConfig:
+    """The validated `storage` section (a config without one is local storage)."""
+    if cfg.get("storage") is None:
+        return StorageConfig(kind="local")
+    return load(StorageConfig, cfg, "storage")

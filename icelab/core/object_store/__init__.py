@@ -1,0 +1,287 @@
+"""`storage=object`: the run's S3 store, from start to stop.
+
+Either icelab starts Ceph RGW on loopback (`rgw.py`) or the run connects to an existing endpoint
+(`storage.endpoint`, keys from environment variables). Before Spark starts, the endpoint, the
+keys and the bucket are checked (`s3.py`: one line instead of a Java stack trace), and with
+`storage.latency_ms` a delay proxy (`proxy.py`) is put between Spark and the store. The store
+then gives Spark its S3A settings and jars, DuckDB its S3 secret, and env.json its record.
+
+One store per process at a time, like the Spark session: `open_store` starts it, `close` (called
+when the run ends, and at exit) stops it. The RGW state directory is held under an exclusive
+lock for as long as the run uses it, so two runs never start two clusters on one directory.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from icelab.core import locks, storage
+from icelab.core.config.storage import StorageConfig
+from icelab.core.errors import UserError
+from icelab.core.object_store import rgw, s3
+from icelab.core.object_store.proxy import DelayProxy
+
+# RGW's user on loopback: fixed keys (nothing listens beyond 127.0.0.1); redacted in results anyway.
+RGW_ACCESS_KEY = "ICELABLOOPBACKACCESS"
+RGW_SECRET_KEY = "icelab-loopback-secret-key-0123456789"
+JARS = ("hadoop-aws-3.3.1.jar", "aws-java-sdk-bundle-1.11.901.jar")
+JARS_INSTALL = "pip install --no-deps sagemaker-pyspark==1.4.5"
+
+
+def s3a_jars() -> list[Path]:
+    """hadoop-aws and the AWS SDK bundle it was built with, from the installed sagemaker_pyspark.
+
+    Raises:
+        UserError: when the package or either jar is missing (naming the install command).
+    """
+    spec = importlib.util.find_spec("sagemaker_pyspark")
+    folder = Path(spec.origin).parent / "jars" if spec and spec.origin else None
+    found = [folder / name for name in JARS] if folder else []
+    if not found or not all(jar.is_file() for jar in found):
+        raise UserError(f"storage=object needs the S3A jars ({', '.join(JARS)}): {JARS_INSTALL}")
+    return found
+
+
+def _ceph_version() -> str | None:
+    try:
+        out = subprocess.run(["radosgw", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    words = out.stdout.split()
+    return words[2] if len(words) > 2 and words[:2] == ["ceph", "version"] else None
+
+
+@dataclass
+class Store:
+    """A live S3 store and how the run reaches it."""
+
+    config: StorageConfig
+    data_dir: str  # s3a://bucket/prefix
+    server: s3.Endpoint  # the S3 server itself
+    rgw: rgw.Rgw | None = None
+    proxy: DelayProxy | None = None
+    lock_key: str | None = None
+    bucket_created: bool = False
+    version: str | None = None
+
+    @property
+    def bucket(self) -> str:
+        return urlparse(self.data_dir).netloc
+
+    @property
+    def spark_endpoint(self) -> str:
+        """Where Spark sends its requests: the delay proxy when there is one, else the server."""
+        if self.proxy is not None:
+            return f"http://127.0.0.1:{self.proxy.port}"
+        return self.server.url
+
+    @property
+    def mechanism(self) -> str:
+        """How latency is added: `proxy` (the delay proxy) or `none`."""
+        return "proxy" if self.proxy is not None else "none"
+
+    def spark_conf(self) -> dict[str, str]:
+        """S3A settings and jars for the Spark session (the keys redacted wherever recorded)."""
+        jars = [str(jar) for jar in s3a_jars()]
+        hadoop = {
+            "fs.s3a.endpoint": self.spark_endpoint,
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.connection.ssl.enabled": str(self.server.secure).lower(),
+            "fs.s3a.access.key": self.server.access_key,
+            "fs.s3a.secret.key": self.server.secret_key,
+            # Only the keys given: no lookup of environment or instance-profile credentials.
+            "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+            "fs.s3a.endpoint.region": self.config.region,
+            # A refused or unreachable store fails in seconds, not after minutes of retries.
+            "fs.s3a.attempts.maximum": "3",
+            "fs.s3a.retry.limit": "3",
+            "fs.s3a.connection.establish.timeout": "5000",
+        }
+        if self.config.signer:
+            # RGW over plain HTTP rejects the 1.11 SDK's SigV4 uploads (XAmzContentSHA256Mismatch).
+            hadoop["fs.s3a.signing-algorithm"] = self.config.signer
+        return {
+            **{f"spark.hadoop.{k}": v for k, v in hadoop.items()},
+            "spark.jars": ",".join(jars),
+            "spark.driver.extraClassPath": os.pathsep.join(jars),
+        }
+
+    def duckdb_secret(self) -> str:
+        """DuckDB's CREATE SECRET for this store (httpfs); DuckDB reads the server directly."""
+        ep = self.server
+
+        def quote(text: str) -> str:
+            return "'" + text.replace("'", "''") + "'"
+
+        return (
+            "CREATE OR REPLACE SECRET icelab_store (TYPE s3, "
+            f"KEY_ID {quote(ep.access_key)}, SECRET {quote(ep.secret_key)}, ENDPOINT {quote(ep.host)}, "
+            f"REGION {quote(self.config.region)}, URL_STYLE 'path', USE_SSL {str(ep.secure).lower()})"
+        )
+
+    def requests(self) -> dict[str, int]:
+        """S3 requests the delay proxy carried so far, by method and path kind (`GET object`,
+        `HEAD object`, `GET bucket` for listings, ...); empty without a proxy."""
+        return self.proxy.counts() if self.proxy is not None else {}
+
+    def requests_since(self, before: dict[str, int]) -> Callable[[], dict[str, Any]]:
+        """A function giving `{"proxy_requests": ...}`: the requests carried since `before`."""
+
+        def fields() -> dict[str, Any]:
+            now = self.requests()
+            return {
+                "proxy_requests": {k: n - before.get(k, 0) for k, n in now.items() if n - before.get(k, 0)}
+            }
+
+        return fields
+
+    def record(self) -> dict[str, Any]:
+        """What env.json says of the store: kind, server, endpoints, latency (never a key)."""
+        return {
+            "kind": "object",
+            "server": f"ceph-rgw {self.version}" if self.rgw else "external",
+            "endpoint": self.server.url,
+            "spark_endpoint": self.spark_endpoint,
+            "data_dir": self.data_dir,
+            "bucket_created": self.bucket_created,
+            "latency_ms": self.config.latency_ms,
+            "latency_mechanism": self.mechanism,
+            "start_s": self.rgw.started_s if self.rgw else None,
+        }
+
+    def close(self) -> None:
+        """Stop the proxy and RGW, release the state directory; safe to call twice."""
+        global _active
+        try:
+            if self.proxy is not None:
+                self.proxy.stop()
+            if self.rgw is not None:
+                self.rgw.stop()
+        finally:
+            if self.lock_key is not None:
+                locks.release(self.lock_key)
+                self.lock_key = None
+            storage.forget_store(self.data_dir)
+            if _active is self:
+                _active = None
+
+
+_active: Store | None = None
+
+
+def active() -> Store | None:
+    """The store this process has open, if any."""
+    return _active
+
+
+def record(cfg: StorageConfig, data_dir: str) -> dict[str, Any]:
+    """env.json's storage block: the open store's, or local storage's."""
+    if _active is not None:
+        return _active.record()
+    return {"kind": cfg.kind, "data_dir": data_dir, "latency_ms": 0, "latency_mechanism": "none"}
+
+
+def _credentials(cfg: StorageConfig) -> tuple[str, str]:
+    names = (cfg.access_key_env, cfg.secret_key_env)
+    keys = [os.environ.get(name) for name in names]
+    unset = [name for name, value in zip(names, keys, strict=True) if not value]
+    if unset:
+        raise UserError(
+            f"storage.endpoint={cfg.endpoint} needs its keys in the environment: {' and '.join(unset)} "
+            "unset (storage.access_key_env / storage.secret_key_env name other variables)"
+        )
+    return keys[0], keys[1]  # type: ignore[return-value]
+
+
+def data_uri(cfg: StorageConfig, data_dir: str) -> str:
+    """The run's data directory on the store: `paths.data_dir`, which must be an s3a:// URI.
+
+    Raises:
+        UserError: when it is not.
+    """
+    parsed = urlparse(data_dir)
+    if parsed.scheme != "s3a" or not parsed.netloc:
+        raise UserError(
+            f"storage=object keeps the data in a bucket: paths.data_dir={data_dir!r} is not an s3a:// URI "
+            f"(default: s3a://{cfg.bucket}/data)"
+        )
+    return data_dir.rstrip("/")
+
+
+def open_store(cfg: StorageConfig, data_dir: str) -> Store | None:
+    """Start (or connect to) the run's store, check it and its bucket; None for local storage.
+
+    Raises:
+        UserError: missing jars or Ceph, port taken, store not starting, unreachable endpoint,
+            refused keys, missing bucket; one line each.
+    """
+    global _active
+    if cfg.kind != "object":
+        return None
+    uri = data_uri(cfg, data_dir)
+    s3a_jars()  # before anything starts: a missing jar is the quickest thing to report
+    if _active is not None:
+        _active.close()
+    if cfg.endpoint:
+        access, secret = _credentials(cfg)
+        store = Store(cfg, uri, s3.Endpoint(cfg.endpoint, access, secret, cfg.region))
+    else:
+        state_dir = Path(cfg.dir).absolute()
+        store = Store(cfg, uri, s3.Endpoint("", RGW_ACCESS_KEY, RGW_SECRET_KEY, cfg.region))
+        store.lock_key = os.path.realpath(state_dir)
+        locks.acquire(store.lock_key, f"the object store in {state_dir}", exclusive=True)
+        store.rgw = rgw.Rgw(
+            state_dir, cfg.port, RGW_ACCESS_KEY, RGW_SECRET_KEY, cfg.capacity_gb, cfg.start_timeout_s
+        )
+    _active = store
+    try:
+        if store.rgw is not None:
+            store.rgw.start()
+            store.server = s3.Endpoint(store.rgw.endpoint, RGW_ACCESS_KEY, RGW_SECRET_KEY, cfg.region)
+            store.version = _ceph_version()
+        store.bucket_created = s3.ensure_bucket(store.server, store.bucket, create=cfg.create_bucket)
+        if cfg.latency_ms > 0:
+            target = urlparse(store.server.url)
+            store.proxy = DelayProxy(target.hostname or "127.0.0.1", target.port or 80, cfg.latency_ms / 2)
+            store.proxy.start()
+    except BaseException:
+        store.close()
+        raise
+    storage.register_store(uri, store.lock_key or f"{store.server.url}/{store.bucket}")
+    _stop_on_sigterm()
+    return store
+
+
+def close() -> None:
+    """Stop the open store, if any (the end of a run; also registered to run at exit)."""
+    if _active is not None:
+        _active.close()
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM while a store is open: stop it, then die of SIGTERM as the process would have."""
+    close()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _stop_on_sigterm() -> None:
+    # Only where SIGTERM would kill the process outright (its default): a handler someone else
+    # installed (the measuring loop's "stop after this measurement") is left alone.
+    if threading.current_thread() is threading.main_thread() and (
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    ):
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+atexit.register(close)

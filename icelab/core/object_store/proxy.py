@@ -1,0 +1,209 @@
+"""A TCP proxy on 127.0.0.1 that delays every byte, and counts the S3 requests it carries.
+
+This kernel has no netem, so a network round trip to a remote store is made here: each chunk
+read from one side is written to the other `delay_ms` later (half the round trip each way), in
+the order it came, without waiting for the chunks before it to be delivered first: the delay is
+latency, not a bandwidth limit. The proxy runs an asyncio loop in a thread of its own.
+
+It also reads the requests going to the server (HTTP/1.1 heads; bodies skipped by their
+Content-Length or chunked encoding) and counts them by method and what the path names: the
+service (`/`), a bucket (`/bucket`, listings among them) or an object (`/bucket/key`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections import Counter
+from urllib.parse import urlsplit
+
+CHUNK = 256 * 1024
+
+
+def path_kind(target: str) -> str:
+    """`service`, `bucket` or `object`, for a path-style request target."""
+    parts = [p for p in urlsplit(target).path.split("/") if p]
+    return "service" if not parts else "bucket" if len(parts) == 1 else "object"
+
+
+class RequestCounter:
+    """Parses the client-to-server byte stream of one connection and counts request heads."""
+
+    def __init__(self, counts: Counter[str], lock: threading.Lock) -> None:
+        self._counts, self._lock = counts, lock
+        self._buf = b""
+        self._body = 0  # bytes of the current request's body still to skip
+        self._chunked = False
+        self._lost = False  # a stream it cannot parse is forwarded, no longer counted
+
+    def feed(self, data: bytes) -> None:
+        if self._lost:
+            return
+        self._buf += data
+        try:
+            while self._step():
+                pass
+        except (ValueError, IndexError):
+            self._lost, self._buf = True, b""
+            with self._lock:
+                self._counts["unparsed connection"] += 1
+
+    def _step(self) -> bool:
+        if self._body:
+            taken = min(self._body, len(self._buf))
+            self._buf, self._body = self._buf[taken:], self._body - taken
+            return bool(self._buf)
+        if self._chunked:
+            return self._chunk()
+        end = self._buf.find(b"\r\n\r\n")
+        if end < 0:
+            return False
+        head, self._buf = self._buf[:end].decode("latin-1"), self._buf[end + 4 :]
+        lines = head.split("\r\n")
+        method, target = (lines[0].split(" ") + ["", ""])[:2]
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        with self._lock:
+            self._counts[f"{method} {path_kind(target)}"] += 1
+        self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        self._body = 0 if self._chunked else int(headers.get("content-length") or 0)
+        return True
+
+    def _chunk(self) -> bool:
+        end = self._buf.find(b"\r\n")
+        if end < 0:
+            return False
+        size = int(self._buf[:end].split(b";")[0] or b"0", 16)
+        if size == 0:  # last chunk, then trailers up to an empty line
+            trailer_end = self._buf.find(b"\r\n\r\n", end)
+            if trailer_end < 0 and self._buf[end : end + 4] != b"\r\n\r\n":
+                return False
+            cut = end + 4 if self._buf[end : end + 4] == b"\r\n\r\n" else trailer_end + 4
+            self._buf, self._chunked = self._buf[cut:], False
+            return True
+        self._buf, self._body = self._buf[end + 2 :], size + 2  # the data and its CRLF
+        return True
+
+
+class DelayProxy:
+    """Listens on 127.0.0.1:<port> and forwards to `target_host:target_port`, `delay_ms` each way.
+
+    Args:
+        target_host, target_port: the server.
+        one_way_ms: the delay added in each direction (a round trip gains twice this).
+    """
+
+    def __init__(self, target_host: str, target_port: int, one_way_ms: float) -> None:
+        self.target = (target_host, target_port)
+        self.delay_s = one_way_ms / 1000.0
+        self.port = 0
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    def start(self) -> int:
+        """Start serving in a background thread; return the port."""
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                self._server = loop.run_until_complete(
+                    asyncio.start_server(self._client, "127.0.0.1", 0, limit=CHUNK)
+                )
+                self.port = self._server.sockets[0].getsockname()[1]
+            except BaseException as exc:  # noqa: BLE001 (handed to the starting thread)
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="icelab-delay-proxy", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+        return self.port
+
+    def stop(self) -> None:
+        """Close the listener and every connection, end the thread."""
+        loop = self._loop
+        if loop is None or self._thread is None:
+            return
+
+        async def close() -> None:
+            if self._server is not None:
+                self._server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.sleep(0)
+
+        with contextlib.suppress(RuntimeError):  # the loop already ended
+            asyncio.run_coroutine_threadsafe(close(), loop).result(timeout=10)
+            loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(timeout=10)
+        self._loop = self._thread = None
+
+    def counts(self) -> dict[str, int]:
+        """A snapshot of the requests seen so far: {"GET object": 12, "HEAD object": 30, ...}."""
+        with self._lock:
+            return dict(sorted(self._counts.items()))
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target, limit=CHUNK)
+        except OSError:
+            writer.close()
+            self._tasks.discard(task)
+            return
+        counter = RequestCounter(self._counts, self._lock)
+        try:
+            await asyncio.gather(self._pipe(reader, up_writer, counter.feed), self._pipe(up_reader, writer))
+        except (asyncio.CancelledError, OSError):
+            pass
+        finally:
+            for w in (writer, up_writer):
+                w.close()
+            self._tasks.discard(task)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, observe=None) -> None:  # noqa: ANN001
+        """Copy one direction: each chunk is delivered `delay_s` after it was read, in order."""
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def deliver() -> None:
+            while True:
+                due, data = await queue.get()
+                wait = due - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if not data:
+                    if writer.can_write_eof():
+                        writer.write_eof()
+                    return
+                writer.write(data)
+                await writer.drain()
+
+        sender = asyncio.ensure_future(deliver())
+        try:
+            while True:
+                data = await reader.read(CHUNK)
+                if observe is not None and data:
+                    observe(data)
+                await queue.put((time.monotonic() + self.delay_s, data))
+                if not data:
+                    break
+            await sender
+        finally:
+            sender.cancel()

@@ -1,0 +1,493 @@
+"""`storage=object` for real: Ceph RGW started on loopback, Spark through S3A, DuckDB through
+httpfs, the delay proxy in between, and nothing left running afterwards.
+
+Two `python run.py` of the micro smoke benchmark run side by side, one on the object store (with
+latency, so through the proxy) and one on local disk; their answers must match. Then the store
+alone (no Spark) is started in a child process and ended by SIGINT, SIGTERM and SIGKILL, and,
+while it is up, bad input is tried against it. The proxy, the S3 probe, the pid sweep and the
+config checks are tested without Ceph. Tests that need Ceph's programs or the S3A jars skip
+without them, except in CI (CI=true), which installs both: there they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from icelab.core import locks, object_store, storage
+from icelab.core.config import StorageConfig
+from icelab.core.contract import validate
+from icelab.core.errors import UserError
+from icelab.core.object_store import RGW_ACCESS_KEY, RGW_SECRET_KEY, rgw
+from icelab.core.object_store.proxy import DelayProxy, RequestCounter, path_kind
+from tests.core.test_exposure import listening, public
+from tests.reliability import MICRO
+
+REPO = Path(__file__).resolve().parents[2]
+LATENCY_MS = 4  # small: the build sends some 1,700 requests, each paying it
+
+
+def _missing() -> list[str]:
+    missing = rgw.missing_binaries()
+    try:
+        object_store.s3a_jars()
+    except UserError:
+        missing.append("the S3A jars")
+    return missing
+
+
+MISSING = _missing()
+needs_ceph = pytest.mark.skipif(
+    bool(MISSING) and os.environ.get("CI") != "true",
+    reason=f"{', '.join(MISSING)} not installed ({rgw.APT}; {object_store.JARS_INSTALL})",
+)
+
+
+def run_py(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "run.py"), *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def micro(tmp: Path, *extra: str) -> list[str]:
+    """The reliability tests' micro smoke benchmark, writing under `tmp`."""
+    base = [arg for arg in MICRO if not arg.startswith("verify.duckdb=")]
+    return [*base, f"paths.results_dir={tmp / 'results'}", f"hydra.run.dir={tmp / 'outputs'}", *extra]
+
+
+def daemons_of(state_dir: Path) -> list[int]:
+    """Pids of live processes whose command line names the store's config (any daemon of it)."""
+    conf = str(state_dir / "ceph.conf").encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if conf in cmdline.split(b"\0") and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def refused(url: str) -> bool:
+    host, port = url.removeprefix("http://").split(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=2).close()
+    except OSError:
+        return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """The micro smoke benchmark on RGW (latency through the proxy) and on local disk, side by
+    side: each run's process outcome and run directory."""
+    if MISSING:  # only reached in CI, where this is a failure
+        pytest.fail(f"CI installs {', '.join(MISSING)}")
+    tmp = tmp_path_factory.mktemp("object-store")
+    procs = {
+        "object": run_py(
+            *micro(tmp / "object", "verify.duckdb=true"),
+            "storage=object",
+            f"storage.latency_ms={LATENCY_MS}",
+            f"storage.dir={tmp / 'object' / 'store'}",
+        ),
+        "local": run_py(*micro(tmp / "local", f"paths.data_dir={tmp / 'local' / 'data'}")),
+    }
+    out = {}
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=600)
+        found = list((tmp / name / "results" / "runs" / "smoke").glob("*"))
+        out[name] = {
+            "code": proc.returncode,
+            "stdout": stdout,
+            "stderr": stderr,
+            "run": found[0] if found else None,
+        }
+    out["store"] = tmp / "object" / "store"
+    return out
+
+
+@needs_ceph
+def test_smoke_on_the_object_store_agrees_with_local_disk_and_duckdb(runs):
+    obj, local = runs["object"], runs["local"]
+    assert (obj["code"], local["code"]) == (0, 0), obj["stderr"][-3000:] + local["stderr"][-2000:]
+    assert validate(obj["run"]) == []
+    assert "DuckDB check skipped" not in obj["stderr"]  # the build's verification read S3 too
+    on_store = json.loads((obj["run"] / "answers.json").read_text())
+    on_disk = {
+        (r["query_id"], r["window"]): r["checksums"]
+        for r in json.loads((local["run"] / "answers.json").read_text())
+    }
+    assert len(on_store) == len(on_disk) == 4
+    for rec in on_store:
+        assert rec["duckdb_status"] == "agree", rec  # DuckDB read the bucket through httpfs
+        assert rec["checksums"] == on_disk[(rec["query_id"], rec["window"])] == [rec["duckdb"]]
+    assert json.loads((obj["run"] / "run.json").read_text())["answers_agree"] is True
+
+
+@needs_ceph
+def test_env_json_records_the_store_its_latency_and_no_key(runs):
+    run = runs["object"]["run"]
+    env = json.loads((run / "env.json").read_text())
+    store = env["storage"]
+    assert store["kind"] == "object" and store["server"].startswith("ceph-rgw 16.")
+    assert store["data_dir"] == "s3a://icelab/data"
+    assert store["endpoint"].startswith("http://127.0.0.1:")
+    assert (
+        store["spark_endpoint"].startswith("http://127.0.0.1:")
+        and store["spark_endpoint"] != store["endpoint"]
+    )
+    assert (store["latency_ms"], store["latency_mechanism"]) == (LATENCY_MS, "proxy")
+    assert env["spark_conf"]["spark.hadoop.fs.s3a.endpoint"] == store["spark_endpoint"]
+    local = json.loads((runs["local"]["run"] / "env.json").read_text())["storage"]
+    assert (local["kind"], local["latency_ms"], local["latency_mechanism"]) == ("local", 0, "none")
+    written = [p for p in run.rglob("*") if p.is_file()]
+    assert [
+        p for p in written for key in (RGW_SECRET_KEY, RGW_ACCESS_KEY) if key.encode() in p.read_bytes()
+    ] == []
+
+
+@needs_ceph
+def test_the_proxy_carried_and_counted_the_requests(runs):
+    run = runs["object"]["run"]
+    carried = json.loads((run / "run.json").read_text())["proxy_requests"]
+    assert {"GET bucket", "GET object", "HEAD object"} <= set(carried)  # listings, reads, lookups
+    rows = pq.read_table(run / "measurements.parquet").to_pandas()
+    assert (rows["s3_requests"] > 0).all()
+    # A plan-only Parquet measurement lists its partitions and reads nothing.
+    plan_only = rows[(rows["format"] == "parquet") & ~rows["executed"]]
+    assert (plan_only["s3_list_requests"] > 0).all() and (plan_only["s3_get_requests"] == 0).all()
+    parts = rows[["s3_list_requests", "s3_head_requests", "s3_get_requests"]].sum(axis=1)
+    assert (parts <= rows["s3_requests"]).all()
+    # Everything S3A counted in the measurements went through the proxy (which saw more: the
+    # run's other reads of table metadata).
+    assert rows["s3_requests"].sum() <= sum(carried.values())
+    local = pq.read_table(runs["local"]["run"] / "measurements.parquet").to_pandas()
+    assert local["s3_requests"].isna().all()
+
+
+@needs_ceph
+def test_no_server_process_is_left_after_the_run(runs):
+    store = runs["store"]
+    assert daemons_of(store) == []
+    assert not (store / rgw.PIDS).exists()
+    env = json.loads((runs["object"]["run"] / "env.json").read_text())["storage"]
+    assert refused(env["endpoint"]) and refused(env["spark_endpoint"])
+
+
+CHILD = """
+import json, sys, time
+from icelab.core import object_store
+from icelab.core.config import StorageConfig
+store = object_store.open_store(StorageConfig(kind="object", dir=sys.argv[1], latency_ms=2), "s3a://icelab/data")
+print(json.dumps({"endpoint": store.server.url, "proxy": store.spark_endpoint}), flush=True)
+time.sleep(600)
+"""
+
+
+def start_child(state_dir: Path) -> tuple[subprocess.Popen, dict]:
+    """A process holding the store (RGW and proxy, no Spark) until it is signalled."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(state_dir)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    assert line, proc.communicate(timeout=60)[1][-3000:]
+    return proc, json.loads(line)
+
+
+def wait_gone(state_dir: Path, seconds: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while daemons_of(state_dir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return daemons_of(state_dir)
+
+
+def stop_child(proc: subprocess.Popen, sig: int, state_dir: Path, store: dict) -> None:
+    """Signal the store's process; nothing of the store may be left running or listening."""
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    # SIGINT and SIGTERM: the process stops the store; SIGKILL: the kernel's parent-death signal.
+    assert wait_gone(state_dir) == []
+    assert refused(store["endpoint"]) and refused(store["proxy"])
+    # A killed process leaves its pid record; the next start checks and clears it (test_sweep_*).
+    assert (state_dir / rgw.PIDS).exists() == (sig == signal.SIGKILL)
+
+
+@needs_ceph
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_no_server_process_is_left_when_the_run_is_stopped(runs, sig):
+    state_dir = runs["store"]  # the run's cluster, restarted
+    proc, store = start_child(state_dir)
+    assert len(daemons_of(state_dir)) == 3 and not refused(store["endpoint"])
+    assert public(listening(proc.pid)) == []  # mon, OSD, RGW and proxy: every socket on loopback
+    stop_child(proc, sig, state_dir, store)
+
+
+def one_line(proc: subprocess.Popen) -> str:
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 2, stderr[-3000:]
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in stdout + stderr, stderr
+    return lines[0]
+
+
+@needs_ceph
+def test_bad_input_against_a_live_store_is_one_line_then_ctrl_c_stops_it(runs, tmp_path):
+    # One start of the store serves both (each start costs seconds): bad input, then Ctrl-C.
+    proc, store = start_child(runs["store"])
+    try:
+        port = store["endpoint"].rsplit(":", 1)[1]
+        env = os.environ | {"ICELAB_S3_ACCESS_KEY": "nobody", "ICELAB_S3_SECRET_KEY": "wrong-secret"}
+        args = [*micro(tmp_path), "storage=object"]
+        wrong_keys = run_py(*args, f"storage.endpoint={store['endpoint']}", env=env)
+        port_taken = run_py(*args, f"storage.port={port}", f"storage.dir={tmp_path / 'store'}")
+        assert one_line(wrong_keys) == (
+            f"icelab: error: storage endpoint {store['endpoint']} refused the credentials for bucket "
+            "'icelab' (403 InvalidAccessKeyId); check the access and secret keys"
+        )
+        assert one_line(port_taken) == (
+            f"icelab: error: storage.port={port}: 127.0.0.1:{port} is already in use; give a free port "
+            "or storage.port=0 (any free port)"
+        )
+    except BaseException:
+        proc.kill()
+        raise
+    stop_child(proc, signal.SIGINT, runs["store"], store)
+
+
+def test_an_unreachable_endpoint_is_one_line(tmp_path):
+    port = rgw.free_port()
+    env = os.environ | {"ICELAB_S3_ACCESS_KEY": "a", "ICELAB_S3_SECRET_KEY": "b"}
+    line = one_line(
+        run_py(*micro(tmp_path), "storage=object", f"storage.endpoint=http://127.0.0.1:{port}", env=env)
+    )
+    assert line.startswith(f"icelab: error: storage endpoint http://127.0.0.1:{port} is unreachable (")
+    assert line.endswith("); check storage.endpoint")
+
+
+def test_missing_ceph_names_the_apt_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UserError) as err:
+        rgw.Rgw(tmp_path / "store", 0, "a", "b").start()
+    assert str(err.value) == (
+        "storage=object needs Ceph's RGW (monmaptool, ceph-mon, ceph-osd, ceph, radosgw, radosgw-admin "
+        "not found): apt-get install --no-install-recommends ceph-mon ceph-osd radosgw"
+    )
+    assert not (tmp_path / "store").exists()
+
+
+def test_missing_keys_of_an_endpoint_are_named(monkeypatch):
+    monkeypatch.delenv("ICELAB_S3_ACCESS_KEY", raising=False)
+    monkeypatch.setenv("ICELAB_S3_SECRET_KEY", "x")
+    cfg = StorageConfig(kind="object", endpoint="http://127.0.0.1:9")
+    with pytest.raises(UserError, match="needs its keys in the environment: ICELAB_S3_ACCESS_KEY unset"):
+        object_store.open_store(cfg, "s3a://icelab/data")
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"kind": "local", "latency_ms": 5}, "latency_ms needs storage=object"),
+        (
+            {"kind": "object", "endpoint": "https://s3.example.com", "latency_ms": 5},
+            "latency_ms needs an http://",
+        ),
+        ({"kind": "object", "endpoint": "s3.example.com"}, "give the endpoint as http://host:port"),
+        ({"kind": "object", "latency_ms": -1}, "greater than or equal to 0"),
+    ],
+    ids=["latency-local", "latency-https", "endpoint-scheme", "latency-negative"],
+)
+def test_storage_settings_are_checked(settings, message):
+    with pytest.raises(ValueError, match=message):
+        StorageConfig(**settings)
+
+
+def test_data_dir_must_be_a_bucket():
+    with pytest.raises(
+        UserError, match=r"paths.data_dir='data' is not an s3a:// URI \(default: s3a://icelab/data\)"
+    ):
+        object_store.data_uri(StorageConfig(kind="object"), "data")
+
+
+def test_s3a_refusals_become_one_line():
+    # The first lines of what S3A raised for a wrong secret key against RGW.
+    raw = (
+        "An error occurred while calling o92.exists.\n: java.nio.file.AccessDeniedException: "
+        "s3a://icelab/data: getFileStatus on s3a://icelab/data: "
+        "com.amazonaws.services.s3.model.AmazonS3Exception: Forbidden (Service: Amazon S3; Status Code: "
+        "403; Error Code: 403 Forbidden; Request ID: tx0; S3 Extended Request ID: null; Proxy: null), "
+        "S3 Extended Request ID: null:403 Forbidden\n\tat org.apache.hadoop.fs.s3a..."
+    )
+    assert storage.s3a_error(raw, "s3a://icelab/data", "http://127.0.0.1:1") == (
+        "the object store at http://127.0.0.1:1 refused the credentials for s3a://icelab/data "
+        "(403 AccessDenied)"
+    )
+    assert storage.s3a_error("java.lang.OutOfMemoryError", "s3a://b/x", "e") is None
+
+
+def test_duckdb_and_locks_see_a_bucket_by_its_store():
+    uri = "s3a://icelab/data/micro-0123"
+    assert storage.duckdb_path(uri) is None and locks.key_of(uri) == uri  # no store open: unknown
+    storage.register_store("s3a://icelab/data", "/srv/store-a")
+    try:
+        assert storage.duckdb_path(uri) == "s3://icelab/data/micro-0123"
+        assert locks.key_of(uri) == f"/srv/store-a {uri}"  # another store's icelab bucket is elsewhere
+    finally:
+        storage.forget_store("s3a://icelab/data")
+    assert storage.duckdb_path("file:///tmp/x") == "/tmp/x"
+
+
+def test_sweep_kills_only_daemons_of_its_own_store(tmp_path):
+    conf = tmp_path / "ceph.conf"
+    code = "import time; time.sleep(120)"
+    # argv[0] of a Ceph daemon with this store's config, and one of another store's.
+    ours = subprocess.Popen(["bash", "-c", f'exec -a radosgw {sys.executable} -c "{code}" -c {conf}'])
+    other = subprocess.Popen(
+        ["bash", "-c", f'exec -a radosgw {sys.executable} -c "{code}" -c /elsewhere/ceph.conf']
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while (
+            not (rgw.is_ours(ours.pid, conf) and not rgw.is_ours(other.pid, conf))
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        (tmp_path / rgw.PIDS).write_text(json.dumps([{"pid": ours.pid}, {"pid": other.pid}]))
+        assert rgw.sweep(tmp_path) == [ours.pid]
+        assert ours.wait(timeout=15) == -signal.SIGTERM
+        assert other.poll() is None  # a recycled pid running something else is left alone
+        assert not (tmp_path / rgw.PIDS).exists()
+    finally:
+        for proc in (ours, other):
+            proc.kill()
+            proc.wait()
+
+
+# The delay proxy, against a small echo server: no Ceph needed.
+
+
+class Echo:
+    """An HTTP-ish echo server on loopback: answers each request line with its own bytes."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._echo, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _echo(conn: socket.socket) -> None:
+        with conn:
+            while data := conn.recv(65536):
+                conn.sendall(data)
+
+
+@pytest.fixture
+def proxied() -> Iterator[Callable[[float], tuple[DelayProxy, socket.socket]]]:
+    """A delay proxy in front of an echo server, and a connection through it (no Nagle)."""
+    echo, made = Echo(), []
+
+    def make(one_way_ms: float) -> tuple[DelayProxy, socket.socket]:
+        proxy = DelayProxy("127.0.0.1", echo.port, one_way_ms)
+        proxy.start()
+        sock = socket.create_connection(("127.0.0.1", proxy.port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        made.append((proxy, sock))
+        return proxy, sock
+
+    yield make
+    for proxy, sock in made:
+        sock.close()
+        proxy.stop()
+    echo.sock.close()
+
+
+def test_the_proxy_delays_each_way_keeps_byte_order_and_counts_requests(proxied):
+    proxy, sock = proxied(25)
+    requests = (
+        b"HEAD /icelab/data/x HTTP/1.1\r\nHost: h\r\n\r\n"
+        b"GET /icelab/?list-type=2&prefix=data HTTP/1.1\r\nHost: h\r\n\r\n"
+        b"PUT /icelab/data/y HTTP/1.1\r\nContent-Length: 9\r\n\r\nGET /x/y "  # a body like a request
+        b"PUT /icelab/data/z HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nGET \r\n0\r\n\r\n"
+        b"GET / HTTP/1.1\r\n\r\n"
+    )
+    t0, got = time.perf_counter(), b""
+    for i in range(0, len(requests), 7):  # many small writes: their order must survive the delays
+        sock.sendall(requests[i : i + 7])
+    while len(got) < len(requests):
+        got += sock.recv(65536)
+    elapsed = time.perf_counter() - t0
+    assert got == requests
+    # 25 ms each way, paid once: the chunks are delayed side by side, not one after another.
+    assert 0.05 <= elapsed < 0.6
+    assert proxy.counts() == {"GET bucket": 1, "GET service": 1, "HEAD object": 1, "PUT object": 2}
+
+
+def test_a_round_trip_through_the_proxy_pays_the_latency_once(proxied):
+    _, sock = proxied(20)
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        sock.sendall(b"GET /b/k HTTP/1.1\r\n\r\n")
+        sock.recv(100)
+        times.append(time.perf_counter() - t0)
+    assert min(times) >= 0.04 and sorted(times)[2] < 0.08  # 2 x 20 ms, not more per request
+
+
+def test_path_kinds():
+    assert [path_kind(p) for p in ("/", "/b", "/b/", "/b?list-type=2", "/b/k", "/b/k/l?x=1")] == [
+        "service",
+        "bucket",
+        "bucket",
+        "bucket",
+        "object",
+        "object",
+    ]
+
+
+def test_a_stream_the_counter_cannot_parse_is_counted_once_as_such():
+    counts: Counter[str] = Counter()
+    counter = RequestCounter(counts, threading.Lock())
+    counter.feed(b"PUT /b/k HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")  # no hex size
+    counter.feed(b"GET /b/k HTTP/1.1\r\n\r\n")
+    assert counts == {"PUT object": 1, "unparsed connection": 1}
+
+
+def test_stopping_the_proxy_ends_its_thread():
+    proxy = DelayProxy("127.0.0.1", rgw.free_port(), 1)
+    proxy.start()
+    proxy.stop()
+    assert not any(t.name == "icelab-delay-proxy" for t in threading.enumerate())
