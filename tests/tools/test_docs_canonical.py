@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from icelab.core.contract import MEASUREMENTS, SCHEMA
+from icelab.core.contract import MEASUREMENTS, SCHEMA, read_measurements
 from icelab.tools.docs import canonical
 
 REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference"
@@ -36,7 +36,7 @@ def run_dir(results: Path) -> Path:
 
 
 def measurements(results: Path) -> pd.DataFrame:
-    return pq.read_table(run_dir(results) / MEASUREMENTS).to_pandas()
+    return read_measurements(run_dir(results))  # in the contract's columns, an older run's too
 
 
 def store(results: Path, frame: pd.DataFrame) -> None:

@@ -20,10 +20,11 @@ import pandas as pd
 
 from icelab.bench import stats
 from icelab.bench.answers import verdict
-from icelab.core.contract import MEASUREMENTS, read_measurements, validate
+from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, read_run
 from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, table
 from icelab.tools.docs.readme import duration
+from icelab.tools.validate import check_run
 
 EXPERIMENT = "canonical"
 PARQUET = "parquet"
@@ -467,8 +468,15 @@ def run_paragraph(results: Path) -> str:
     c = load(results)
     env, meta = c.run.env(), c.meta
     dataset = (c.run.config().get("dataset") or {}).get("name", "?")
-    problems = validate(c.run.path)
-    contract = "`icelab contract` ok" if not problems else f"`icelab contract`: {len(problems)} problems"
+    verdict_ = check_run(c.run.path)
+    if verdict_.problems:
+        contract = f"`icelab validate`: {len(verdict_.problems)} problems"
+    elif verdict_.older:
+        contract = (
+            "`icelab validate`: valid under an older contract (before " + ", ".join(verdict_.older) + ")"
+        )
+    else:
+        contract = "`icelab contract` ok"
     machine = env.get("machine") or {}
     return (
         f"`python run.py experiment=canonical dataset={dataset}`, {provenance(c.run)}; "
