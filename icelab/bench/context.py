@@ -29,6 +29,7 @@ from icelab.core.preflight import check_java
 from icelab.core.results import new_run_dir, write_config, write_json
 from icelab.core.session import executors, get_session, session_conf
 from icelab.datagen.build import Built, ensure, verify
+from icelab.datagen.copy import missing_source
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.verify import Verification
 
@@ -58,7 +59,14 @@ class Context:
     def dataset(self) -> Built:
         """The run's dataset, reused when its config is unchanged (`force=true` rebuilds)."""
         ds = Dataset.of(self.dataset_cfg, self.paths.data_dir)
-        return ensure(self.spark, ds, self.engine, force=bool(self.cfg.force), **self._verify_options())
+        return ensure(
+            self.spark,
+            ds,
+            self.engine,
+            force=bool(self.cfg.force),
+            copy_from=self.paths.copy_from,
+            **self._verify_options(),
+        )
 
     def verify(self, built: Built) -> Verification:
         """The dataset's verification: the build's own when it was built just now, else a fresh one."""
@@ -164,6 +172,10 @@ def open_context(cfg: DictConfig, data: bool = True) -> Context:
         dirs = [("storage.dir", store_cfg.dir)]  # the data is in RGW, whose files are there
     for key, path in [*dirs, ("paths.results_dir", paths.results_dir)]:
         storage.check_local_dir(storage.to_uri(path), key, paths.min_free_gb)
+    if data and paths.copy_from:
+        problem = missing_source(paths.copy_from, Dataset.of(ds, paths.data_dir))
+        if problem:
+            raise UserError(problem)
     store = object_store.open_store(store_cfg, paths.data_dir)
     # A standalone cluster icelab starts logs beside the runs: the run directory comes later.
     clusters = Path(paths.results_dir) / "clusters"

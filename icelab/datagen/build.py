@@ -17,6 +17,7 @@ from icelab.core import locks, storage
 from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.storage import Storage
+from icelab.datagen.copy import copy_dataset, no_source
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.ingest import IngestTimes, ingest, table_properties
 from icelab.datagen.summary import summarize
@@ -107,11 +108,14 @@ def ensure(
     with_duckdb: bool = True,
     progress: bool = True,
     duckdb_memory: str = DUCKDB_MEMORY,
+    copy_from: str | None = None,
 ) -> Built:
-    """Reuse the finished dataset, or build it from scratch.
+    """Reuse the finished dataset, or build it from scratch (or copy it from `copy_from`, a data
+    directory holding it finished: `icelab.datagen.copy`).
 
     Raises:
-        UserError: when the freshly built tables do not hold the same rows.
+        UserError: when the freshly built (or copied) tables do not hold the same rows, or
+            `copy_from` holds no finished copy of the dataset.
     """
     fs = Storage(spark)
     dataset.register_catalog(spark, engine)
@@ -137,7 +141,14 @@ def ensure(
     fs.mkdirs(dataset.uri)
     started = dt.datetime.now(dt.timezone.utc)
     t0 = time.perf_counter()
-    times = ingest(spark, dataset, progress=progress)
+    if copy_from:
+        source = Dataset.of(dataset.config, copy_from)
+        source_info = read_marker(spark, source)
+        if source_info is None:
+            raise UserError(no_source(copy_from, dataset))
+        copied = copy_dataset(spark, source, dataset, engine, progress)
+    else:
+        times = ingest(spark, dataset, progress=progress)
     dataset.register_parquet(spark)
     summary = summarize(spark, dataset)
     check = verify(spark, dataset, with_duckdb, progress, duckdb_memory)
@@ -154,10 +165,13 @@ def ensure(
         "config": dataset.config.model_dump(mode="json"),
         "iceberg_table_properties": table_properties(dataset),
         "summary": summary,
-        "ingest": _throughput(times, summary),
+        # A copy keeps the figures of the build it copied (that build's machine and storage).
+        "ingest": source_info["ingest"] if copy_from else _throughput(times, summary),
         "verification": {k: list(v) for k, v in check.totals().items()},
         "build_wall_s": time.perf_counter() - t0,
     }
+    if copy_from:
+        info["copy"] = copied | {"source_created_utc": source_info["created_utc"]}
     fs.write_text_atomic(dataset.marker_uri, json.dumps(info, indent=2, default=str))
     locks.acquire(key, what, exclusive=False)
     return Built(dataset, False, info, check)

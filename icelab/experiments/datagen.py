@@ -61,6 +61,9 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
     pq, ice, ing = s["parquet"], s["iceberg"], info["ingest"]
     sec = ing["seconds"]
     state = "reused (built " + info["created_utc"] + ")" if built.reused else "built now"
+    if "copy" in info:
+        copy = info["copy"]
+        state += f" (copied from {copy['from']}: {copy['files']:,} files in {copy['seconds']} s)"
     lines = [
         f"dataset {info['name']}-{info['hash']}: {state}",
         f"  location     {info['uri']}",
@@ -71,7 +74,8 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
         f"{ice['manifests']} manifests ({_mb(ice['manifest_bytes'])})",
         f"  manifests    median span {ice['manifest_span_median']:.0%} of day partitions "
         f"(min {ice['manifest_span_min']:.0%}, max {ice['manifest_span_max']:.0%})",
-        f"  build        {sec['total_s']:.1f} s = generate {sec['generate_s']:.1f} + parquet "
+        f"  {'build (src)' if 'copy' in info else 'build':<12} {sec['total_s']:.1f} s = generate "
+        f"{sec['generate_s']:.1f} + parquet "
         f"{sec['parquet_s']:.1f} + iceberg {sec['iceberg_s']:.1f}",
         f"  throughput   parquet {ing['parquet']['rows_per_s']:,.0f} rows/s "
         f"{ing['parquet']['mb_per_s']:.1f} MB/s | iceberg {ing['iceberg']['rows_per_s']:,.0f} rows/s "

@@ -53,6 +53,12 @@ CASES = [
         ["dataset=huge"], "unknown dataset 'huge' (choose from: medium, small, tiny)", id="unknown-dataset"
     ),
     pytest.param(
+        ["paths.copy_from=/nonexistent-icelab-source"],
+        "paths.copy_from=/nonexistent-icelab-source: no finished dataset tiny-38d675422748 there; build it "
+        "there first, or drop paths.copy_from to build here",
+        id="copy-from-without-the-dataset",
+    ),
+    pytest.param(
         ["experiment=smoke", "profile=[as_ingested,nope]"],
         "unknown profile 'nope' (choose from: aggregate_pushdown, as_ingested, expired, rewrite_128kb, "
         "rewrite_16kb, rewrite_256kb, rewrite_2mb, rewrite_32mb, rewrite_512kb, rewrite_8mb, "

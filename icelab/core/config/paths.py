@@ -14,6 +14,9 @@ class PathsConfig(_Strict):
     data_dir: str = Field(min_length=1)
     results_dir: str = Field(min_length=1)
     min_free_gb: float = Field(ge=0, description="least free space on a local data or results disk")
+    copy_from: str | None = Field(
+        default=None, min_length=1, description="a data directory holding the dataset finished: copy it"
+    )
 
 
 def paths_config(cfg: DictConfig) -> PathsConfig:

@@ -1,0 +1,164 @@
+"""Copy a finished dataset to another data directory instead of building it there again.
+
+`paths.copy_from` names a data directory that holds the same dataset (same config, same hash),
+finished and verified, for example a local build copied into an object store. The copy holds the
+same bytes: the Parquet tree and Iceberg's data files are copied as they are, and Iceberg's
+metadata, which names every file by absolute path, is rewritten for the new place by Iceberg's
+own `rewrite_table_path` procedure. The caller then verifies the copy where it landed, as after
+a build, so a copy that lost or changed a row fails the same way a bad build does.
+
+Files are copied through Hadoop's FileSystem (any scheme Spark reaches) by a pool of driver
+threads: one `FileUtil.copy` per file, each a py4j call of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from tqdm import tqdm
+
+from icelab.core import storage
+from icelab.core.config import EngineConfig
+from icelab.core.errors import UserError
+from icelab.core.session import register_iceberg_catalog
+from icelab.core.storage import Storage
+from icelab.datagen.dataset import Dataset
+
+# Copies are round trips to a store, not CPU work: more threads than cores keep it busy.
+THREADS = 16
+
+
+def hadoop_form(uri: str) -> str:
+    """`file:///x` as Hadoop's Path prints it (`file:/x`): the form Iceberg wrote its file paths in."""
+    return "file:/" + uri.removeprefix("file:///") if uri.startswith("file:///") else uri
+
+
+def missing_source(copy_from: str, dataset: Dataset) -> str | None:
+    """The one-line error for a `paths.copy_from` that does not hold `dataset` finished, else None.
+
+    Only a local directory is checked here (before Spark starts); any other is checked by
+    `build.ensure` when it reads the source's completion mark.
+    """
+    source = Dataset.of(dataset.config, copy_from)
+    path = storage.local_path(source.marker_uri)
+    if path is None or Path(path).is_file():
+        return None
+    return no_source(copy_from, dataset)
+
+
+def no_source(copy_from: str, dataset: Dataset) -> str:
+    """What to say when `copy_from` has no finished copy of `dataset`."""
+    return (
+        f"paths.copy_from={copy_from}: no finished dataset {dataset.config.name}-{dataset.hash} there; "
+        "build it there first, or drop paths.copy_from to build here"
+    )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to copy: (source, target) pairs, and the staged metadata's latest version."""
+
+    pairs: list[tuple[str, str]]
+    latest_version: str
+    staging: str
+
+
+def _metadata_pairs(spark: SparkSession, source: Dataset, target: Dataset, engine: EngineConfig) -> Plan:
+    """Stage the Iceberg metadata rewritten for `target` and list every file to copy."""
+    catalog = f"copysrc_{source.hash}"
+    register_iceberg_catalog(spark, catalog, source.warehouse_uri, engine)
+    # Staged beside the source: the procedure writes from Spark tasks, so it must be shared storage.
+    staging = storage.join(source.uri.rsplit("/", 1)[0], f".copy-{source.hash}-{uuid.uuid4().hex[:8]}")
+    row = spark.sql(
+        f"CALL {catalog}.system.rewrite_table_path(table => 'bench.events', "
+        f"source_prefix => '{hadoop_form(source.iceberg_uri)}', target_prefix => '{target.iceberg_uri}', "
+        f"staging_location => '{staging}')"
+    ).first()
+    listing = Storage(spark).read_text(row.file_list_location)
+    pairs = [tuple(line.split(",", 1)) for line in listing.splitlines() if line]
+    return Plan(pairs, row.latest_version, staging)  # type: ignore[arg-type]
+
+
+def _fix_location(spark: SparkSession, plan: Plan, source: Dataset, target: Dataset) -> None:
+    """Point each staged metadata.json's `location` at the target.
+
+    The table location is written as `file:///...` while every other path is `file:/...`; the
+    procedure rewrites only paths under its one source prefix and leaves that field as it was,
+    and a table whose location is the source would write new files (a profile's manifests) there.
+    """
+    fs = Storage(spark)
+    for staged, _ in plan.pairs:
+        if not staged.endswith(".metadata.json"):
+            continue
+        meta = json.loads(fs.read_text(staged))
+        if meta.get("location") in (source.iceberg_uri, hadoop_form(source.iceberg_uri)):
+            meta["location"] = target.iceberg_uri
+            fs.write_text_atomic(staged, json.dumps(meta))
+
+
+def _parquet_pairs(spark: SparkSession, source: Dataset, target: Dataset) -> Iterator[tuple[str, str]]:
+    src_root = hadoop_form(source.parquet_uri)
+    for f in Storage(spark).list_files(source.parquet_uri, ".parquet"):
+        yield f.path, target.parquet_uri + hadoop_form(f.path).removeprefix(src_root)
+
+
+def _copy_all(spark: SparkSession, pairs: list[tuple[str, str]], progress: bool) -> int:
+    """Copy each (source, target) file; returns the bytes copied."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+
+    def one(pair: tuple[str, str]) -> int:
+        src, dst = (jvm.org.apache.hadoop.fs.Path(p) for p in pair)
+        src_fs, dst_fs = src.getFileSystem(conf), dst.getFileSystem(conf)
+        size = int(src_fs.getFileStatus(src).getLen())
+        if not jvm.org.apache.hadoop.fs.FileUtil.copy(src_fs, src, dst_fs, dst, False, True, conf):
+            raise UserError(f"copy of {pair[0]} to {pair[1]} failed")
+        return size
+
+    copied = 0
+    with ThreadPoolExecutor(THREADS) as pool:
+        sizes = pool.map(one, pairs)
+        for size in tqdm(sizes, total=len(pairs), desc="copy", unit="file", disable=not progress):
+            copied += size
+    return copied
+
+
+def copy_dataset(
+    spark: SparkSession, source: Dataset, target: Dataset, engine: EngineConfig, progress: bool = True
+) -> dict[str, Any]:
+    """Copy the finished dataset `source` to `target`'s place (same hash, another data directory).
+
+    Returns:
+        The copy's record for the completion mark: where from, files, bytes and seconds.
+
+    Raises:
+        UserError: when a file cannot be copied.
+    """
+    t0 = time.perf_counter()
+    fs = Storage(spark)
+    plan = _metadata_pairs(spark, source, target, engine)
+    try:
+        _fix_location(spark, plan, source, target)
+        pairs = plan.pairs + list(_parquet_pairs(spark, source, target))
+        copied = _copy_all(spark, pairs, progress)
+        # The Hadoop catalog finds the current metadata.json through this hint.
+        version = plan.latest_version.removeprefix("v").split(".", 1)[0]
+        fs.write_text_atomic(storage.join(target.iceberg_uri, "metadata", "version-hint.text"), version)
+    finally:
+        fs.delete(plan.staging)
+    return {
+        "from": source.uri,
+        "files": len(pairs),
+        "bytes": copied,
+        "iceberg_metadata": plan.latest_version,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "how": "Iceberg rewrite_table_path for the metadata; every file copied as it is",
+    }
