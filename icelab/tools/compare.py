@@ -1,12 +1,16 @@
-"""Compare two stored runs: per (query, variant, window) and timing, the change of the median
-and a Mann-Whitney U test over the measured repetitions, flagging regressions and improvements.
+"""Compare stored runs: per (query, variant, window) and timing, the change of the median and a
+Mann-Whitney U test over the measured repetitions, flagging regressions and improvements; and
+the ratio of medians with a bootstrap interval, pooled over several sessions per side.
 
-icelab compare <run_a> <run_b> [--alpha 0.05] [--min-change 0.10] [--out FILE]
+icelab compare <run_a>[,<run_a2>...] <run_b>[,<run_b2>...] [--alpha 0.05] [--min-change 0.10]
+               [--out FILE] [--forest FILE]
 
 A run is named by its directory or its run id (searched under --results). A change is flagged
 only when it is both significant (p < alpha) and large enough (|change| >= min-change). With few
 repetitions the exact test cannot reach alpha at all: 3 against 3 gives at best p = 0.1, so such
-cases are reported as `too few repetitions`, never silently as `no change`.
+cases are reported as `too few repetitions`, never silently as `no change`. The effect columns
+(`icelab/bench/effects.py`) say whether the interval lies wholly beyond the threshold and the
+effect recurs in every session pair.
 """
 
 from __future__ import annotations
@@ -14,12 +18,14 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.stats import false_discovery_control, mannwhitneyu
 
+from icelab.bench import effects
 from icelab.core.contract import read_measurements
 from icelab.core.results import write_csv
 from icelab.core.runs import Run, find_run
@@ -27,9 +33,25 @@ from icelab.core.runs import Run, find_run
 KEYS = ["query_id", "variant", "window"]
 TIMINGS = ["planning_ms", "execution_ms", "total_ms"]
 STATS = ["n_a", "n_b", "median_a", "median_b", "change", "p_value", "min_p"]
-SHOWN = [*KEYS, "timing", "n_a", "n_b", "median_a", "median_b", "change", "p_value", "p_adjusted", "verdict"]
+EFFECT_COLUMNS = ["ratio", "ci_low", "ci_high", "pairs", "recurring", "effect"]
+SHOWN = [
+    *KEYS,
+    "timing",
+    "n_a",
+    "n_b",
+    "median_a",
+    "median_b",
+    "change",
+    "p_value",
+    "p_adjusted",
+    "verdict",
+    "ratio",
+    "recurring",
+    "effect",
+]
 REGRESSION, IMPROVEMENT, NO_CHANGE = "regression", "improvement", "no change"
 TOO_FEW, MISSING = "too few repetitions", "missing"
+MOVED = [effects.SLOWER, effects.FASTER, effects.NOT_RECURRING]
 # Config keys that name where things went, not what was measured.
 IGNORED_CONFIG = ("paths.", "progress", "hydra.")
 
@@ -83,27 +105,39 @@ def adjust(p_values: np.ndarray, correction: str) -> np.ndarray:
     return false_discovery_control(p_values, method="bh")
 
 
+def _sessions(runs: pd.DataFrame | Sequence[pd.DataFrame]) -> list[dict[tuple, pd.DataFrame]]:
+    """The measured rows of each session of one side, grouped by cell."""
+    frames = [runs] if isinstance(runs, pd.DataFrame) else list(runs)
+    return [dict(tuple(measured(f).groupby(KEYS, sort=False))) for f in frames]
+
+
+def _values(sessions: list[dict[tuple, pd.DataFrame]], key: tuple, timing: str) -> list[np.ndarray]:
+    return [s[key][timing].dropna().to_numpy(float) if key in s else np.array([]) for s in sessions]
+
+
 def compare(
-    a: pd.DataFrame,
-    b: pd.DataFrame,
+    a: pd.DataFrame | Sequence[pd.DataFrame],
+    b: pd.DataFrame | Sequence[pd.DataFrame],
     alpha: float = 0.05,
     min_change: float = 0.10,
     correction: str = "bh",
+    confidence: float = effects.CONFIDENCE,
 ) -> pd.DataFrame:
     """One row per (query, variant, window, timing): sizes, medians, relative change (b over a,
-    positive = slower), p-value, p-value adjusted over every testable cell, and verdict.
+    positive = slower), p-value, p-value adjusted over every testable cell, and verdict; then
+    the ratio of medians with its bootstrap interval and the effect (`icelab.bench.effects`).
 
-    Dozens of cells are tested at once; without a correction, 5% of unchanged cells would be
-    flagged at alpha 0.05 by chance alone.
+    `a` and `b` are one run's measurements or several sessions' each: the values are pooled per
+    side, and an effect must also recur in every session pair. Dozens of cells are tested at
+    once; without a correction, 5% of unchanged cells would be flagged at alpha 0.05 by chance.
     """
-    a, b = measured(a), measured(b)
-    groups_a = dict(tuple(a.groupby(KEYS, sort=False)))
-    groups_b = dict(tuple(b.groupby(KEYS, sort=False)))
+    sessions_a, sessions_b = _sessions(a), _sessions(b)
+    keys = [k for s in (*sessions_a, *sessions_b) for k in s]
     rows = []
-    for key in list(dict.fromkeys([*groups_a, *groups_b])):
+    for key in list(dict.fromkeys(keys)):
         for timing in TIMINGS:
-            va = groups_a[key][timing].dropna().to_numpy(float) if key in groups_a else np.array([])
-            vb = groups_b[key][timing].dropna().to_numpy(float) if key in groups_b else np.array([])
+            per_a, per_b = _values(sessions_a, key, timing), _values(sessions_b, key, timing)
+            va, vb = np.concatenate(per_a), np.concatenate(per_b)
             if len(va) == 0 and len(vb) == 0:
                 continue  # a timing neither run took (execution of planned-only rounds)
             med_a = float(np.median(va)) if len(va) else float("nan")
@@ -121,9 +155,12 @@ def compare(
                     "change": change,
                     "p_value": p,
                     "min_p": min_p(len(va), len(vb)),
+                    **effects.effect(
+                        [x for x in per_a if len(x)], [x for x in per_b if len(x)], min_change, confidence
+                    ),
                 }
             )
-    table = pd.DataFrame(rows, columns=[*KEYS, "timing", *STATS])
+    table = pd.DataFrame(rows, columns=[*KEYS, "timing", *STATS, *EFFECT_COLUMNS])
     testable = (table["n_a"] > 0) & (table["n_b"] > 0) & (table["min_p"] < alpha)
     table["p_adjusted"] = table["p_value"]
     table.loc[testable, "p_adjusted"] = adjust(table.loc[testable, "p_value"].to_numpy(float), correction)
@@ -172,10 +209,22 @@ def differences(a: Run, b: Run) -> list[str]:
     return notes
 
 
+def _interval(r: pd.Series) -> str:
+    if np.isnan(r["ci_low"]):
+        return f"{r['ratio']:.3f}" if not np.isnan(r["ratio"]) else "-"
+    return f"{r['ratio']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+
+
 def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
-    """The console view: changed rows (or every row), the verdict counts, and the repetitions note."""
+    """The console view: changed rows (or every row), the verdict and effect counts, and the
+    repetitions note."""
     lines = []
-    shown = table if show_all else table[table["verdict"].isin([REGRESSION, IMPROVEMENT])]
+    # A table stored before the effect columns existed shows the test alone, as it did then.
+    has_effects = "effect" in table.columns
+    found = table["effect"].value_counts() if has_effects else pd.Series(dtype=int)
+    columns = SHOWN if has_effects else SHOWN[: SHOWN.index("verdict") + 1]
+    moved = table["effect"].isin(MOVED) if has_effects else False
+    shown = table if show_all else table[table["verdict"].isin([REGRESSION, IMPROVEMENT]) | moved]
     if not shown.empty:
         view = shown.assign(
             change=shown["change"].map(lambda c: f"{c:+.1%}"),
@@ -184,10 +233,18 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
             median_a=shown["median_a"].map(lambda v: f"{v:,.1f}"),
             median_b=shown["median_b"].map(lambda v: f"{v:,.1f}"),
         )
-        lines.append(view[SHOWN].to_string(index=False))
+        if has_effects:
+            view = view.assign(
+                ratio=shown.apply(_interval, axis=1),
+                recurring=[f"{r.recurring}/{r.pairs}" for r in shown.itertuples()],
+            )
+        lines.append(view[columns].to_string(index=False))
     counts = table["verdict"].value_counts()
     order = [REGRESSION, IMPROVEMENT, NO_CHANGE, TOO_FEW, MISSING]
     lines.append("verdicts: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in order))
+    if has_effects:
+        kinds = [*MOVED, effects.NO_EFFECT, effects.TOO_FEW, effects.MISSING]
+        lines.append("effects: " + ", ".join(f"{found.get(v, 0)} {v}" for v in kinds))
     few = table[table["verdict"] == TOO_FEW]
     if not few.empty:
         sizes = few.drop_duplicates(["n_a", "n_b"]).sort_values(["n_a", "n_b"])
@@ -198,47 +255,89 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
             f"Measure at least {reps_needed(alpha)} per side (protocol.repetitions; "
             "protocol.executions for execution_ms and total_ms)."
         )
+    if found.get(effects.TOO_FEW, 0):
+        lines.append(
+            f"note: {found[effects.TOO_FEW]} cases have fewer than {effects.MIN_VALUES} values on a side "
+            "(pooled over its sessions): no interval, no effect."
+        )
     return "\n".join(lines)
 
 
+def _runs(results: Path, names: str) -> list[Run]:
+    """`id1,id2,...`: the sessions of one side."""
+    return [find_run(results, name) for name in names.split(",") if name]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Compare two stored runs per query and timing; print the changes, write them as CSV."""
+    """Compare stored runs per query and timing; print the changes, write them as CSV."""
     p = argparse.ArgumentParser(prog="icelab compare", description=main.__doc__)
-    p.add_argument("run_a", help="the baseline: a run directory or a run id")
-    p.add_argument("run_b", help="the candidate: a run directory or a run id")
+    p.add_argument("run_a", help="the baseline: a run directory or run id; several sessions: a1,a2,...")
+    p.add_argument("run_b", help="the candidate: a run directory or run id; several sessions: b1,b2,...")
     p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test")
-    p.add_argument("--min-change", type=float, default=0.10, help="smallest relative change flagged")
+    p.add_argument(
+        "--min-change", type=float, default=0.10, help="smallest relative change flagged (test and effect)"
+    )
     p.add_argument(
         "--correction",
         choices=["bh", "none"],
         default="bh",
         help="multiple-testing correction over the cells (bh: Benjamini-Hochberg false discovery rate)",
     )
+    p.add_argument(
+        "--confidence", type=float, default=effects.CONFIDENCE, help="level of the bootstrap intervals"
+    )
     p.add_argument("--out", type=Path, help="CSV file (default: results/comparisons/<a>_vs_<b>.csv)")
+    p.add_argument("--forest", type=Path, help="also draw the effects as a forest plot (PNG and SVG)")
+    p.add_argument("--timing", choices=TIMINGS, default="total_ms", help="the timing the forest plot draws")
     p.add_argument("--all", action="store_true", help="print every row, not only the flagged ones")
     args = p.parse_args(argv)
     try:
-        a, b = find_run(args.results, args.run_a), find_run(args.results, args.run_b)
+        runs_a, runs_b = _runs(args.results, args.run_a), _runs(args.results, args.run_b)
     except FileNotFoundError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2
     table = compare(
-        read_measurements(a.path), read_measurements(b.path), args.alpha, args.min_change, args.correction
+        [read_measurements(r.path) for r in runs_a],
+        [read_measurements(r.path) for r in runs_b],
+        args.alpha,
+        args.min_change,
+        args.correction,
+        args.confidence,
     )
-    print(f"compare: a = {a.experiment}/{a.run_id}, b = {b.experiment}/{b.run_id}")
+    a, b = runs_a[0], runs_b[0]
+    names = [",".join(r.run_id for r in runs) for runs in (runs_a, runs_b)]
+    print(f"compare: a = {a.experiment}/{names[0]}, b = {b.experiment}/{names[1]}")
     how = "Benjamini-Hochberg adjusted " if args.correction == "bh" else ""
     print(
         f"  flag when the {how}p < {args.alpha} (Mann-Whitney U, two-sided) "
         f"and |change| >= {args.min_change:.0%}"
     )
-    for note in differences(a, b):
+    pairs = len(effects.session_pairs(len(runs_a), len(runs_b)))
+    print(
+        f"  effect when the {args.confidence:.0%} bootstrap interval of median(b) / median(a) lies "
+        f"wholly beyond 1 +/- {args.min_change:.0%} and every one of {pairs} session pair(s) agrees"
+        + (" (one pair: recurrence not tested; give several sessions per side)" if pairs == 1 else "")
+    )
+    notes = differences(a, b)
+    for runs in (runs_a, runs_b):
+        notes += [f"sessions of one side differ: {n}" for r in runs[1:] for n in differences(runs[0], r)]
+    for note in notes:
         print(f"warning: {note}")
     print(report(table, args.alpha, args.all))
-    out = args.out or Path("results") / "comparisons" / f"{a.run_id}_vs_{b.run_id}.csv"
+    stem = "_vs_".join(n.replace(",", "+") for n in names)
+    out = args.out or Path("results") / "comparisons" / f"{stem}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(out, table)
     print(f"comparison: {out} ({len(table)} rows)")
+    if args.forest:
+        from icelab.charts.forest import forest_chart
+
+        title = f"{b.experiment}: {names[1]} over {names[0]}"
+        for path in forest_chart(
+            table, args.timing, args.min_change, title, b.path, args.forest, args.confidence
+        ):
+            print(f"chart: {path}")
     return 0
 
 

@@ -162,3 +162,17 @@ def test_the_command_on_a_stored_run_against_itself(tmp_path, capsys):
 def test_an_unknown_run_is_one_line(capsys):
     assert main(["nope", "nope", "--results", str(FIXTURE)]) == 2
     assert capsys.readouterr().err.startswith("icelab: error: no run 'nope'")
+
+
+def test_the_command_pools_sessions_per_side(tmp_path, capsys):
+    run = "20261121T114416Z-ac7555"
+    out = tmp_path / "cmp.csv"
+    args = [f"{run},{run}", str(FIXTURE / "manifest_8mb" / run), "--results", str(FIXTURE), "--out", str(out)]
+    assert main([*args, "--forest", str(tmp_path / "forest.png"), "--timing", "planning_ms"]) == 0
+    printed = capsys.readouterr().out
+    assert "every one of 2 session pair(s) agrees" in printed
+    assert "effects: 0 slower, 0 faster, 0 not recurring" in printed
+    assert (tmp_path / "forest.png").is_file() and (tmp_path / "forest.svg").is_file()
+    table = pd.read_csv(out)
+    pooled = table[table["timing"] == "planning_ms"]
+    assert (pooled["n_a"] == 2 * pooled["n_b"]).all()  # side a: the same run twice, pooled

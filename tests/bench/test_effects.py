@@ -1,0 +1,97 @@
+"""Effects with intervals: a planted slowdown is found where it was planted and its size is
+covered; same against same, a small shift, a one-session fluke and too few values are not flagged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from icelab.bench import effects
+from icelab.tools.compare import compare
+
+QUERIES = [f"q{i:02d}" for i in range(1, 13)]
+
+
+def session(rng: np.random.Generator, planted: dict[str, float] | None = None, reps: int = 8) -> pd.DataFrame:
+    """One session's measured rounds: 12 queries, log-normal noise (sigma 0.08) around 1 s,
+    with the planted queries' execution slowed by their factor."""
+    planted = planted or {}
+    rows = []
+    for query in QUERIES:
+        for rep in range(reps):
+            execution = 1000 * rng.lognormal(0, 0.08) * planted.get(query, 1.0)
+            planning = 50 * rng.lognormal(0, 0.08)
+            rows.append(
+                dict(
+                    query_id=query,
+                    variant="iceberg/optimized",
+                    window="1d",
+                    repetition=rep,
+                    warmup=False,
+                    status="ok",
+                    planning_ms=planning,
+                    execution_ms=execution,
+                    total_ms=planning + execution,
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def found(table: pd.DataFrame, timing: str = "execution_ms") -> dict[str, str]:
+    hits = table[(table["timing"] == timing) & table["effect"].isin([effects.SLOWER, effects.FASTER])]
+    return dict(zip(hits["query_id"], hits["effect"], strict=True))
+
+
+def test_same_against_same_shows_no_effect_in_three_draws():
+    for seed in (1, 2, 3):
+        rng = np.random.default_rng(seed)
+        table = compare([session(rng), session(rng)], [session(rng), session(rng)])
+        assert found(table) == {} and found(table, "planning_ms") == {}
+        assert set(table["effect"]) == {effects.NO_EFFECT}
+
+
+def test_a_planted_slowdown_is_found_on_exactly_its_queries_and_its_size_is_covered():
+    rng = np.random.default_rng(11)
+    planted = {"q03": 1.25, "q07": 1.25}
+    table = compare([session(rng), session(rng)], [session(rng, planted), session(rng, planted)])
+    assert found(table) == {"q03": effects.SLOWER, "q07": effects.SLOWER}
+    assert found(table, "planning_ms") == {}  # only execution was slowed
+    for query in planted:
+        cell = table[(table["query_id"] == query) & (table["timing"] == "execution_ms")].iloc[0]
+        assert cell["ci_low"] <= 1.25 <= cell["ci_high"]
+        assert cell["pairs"] == cell["recurring"] == 2  # sessions paired in order, both agree
+
+
+def test_a_certain_but_small_effect_is_not_flagged():
+    """5% slower everywhere: the interval excludes 1, but not the 10% band around it."""
+    rng = np.random.default_rng(5)
+    small = {q: 1.05 for q in QUERIES}
+    table = compare([session(rng, reps=40)], [session(rng, small, reps=40)])
+    execution = table[table["timing"] == "execution_ms"]
+    assert (execution["ci_low"] > 1).sum() >= 6  # most intervals do exclude no change
+    assert found(table) == {}
+    assert found(compare([session(rng, reps=40)], [session(rng, small, reps=40)], min_change=0.02)) != {}
+
+
+def test_an_effect_in_one_session_pair_only_is_not_recurring():
+    """Three of four B sessions 50% slower on q05, the fourth not: pooled, the interval is far
+    beyond the band; but one pair disagrees, so it is not called an effect."""
+    rng = np.random.default_rng(3)
+    fluke = {"q05": 1.5}
+    a = [session(rng) for _ in range(4)]
+    b = [session(rng, fluke), session(rng, fluke), session(rng, fluke), session(rng)]
+    cell = compare(a, b).query("query_id == 'q05' and timing == 'execution_ms'").iloc[0]
+    assert cell["ci_low"] > 1.2
+    assert (cell["effect"], cell["recurring"], cell["pairs"]) == (effects.NOT_RECURRING, 3, 4)
+
+
+def test_too_few_values_get_no_interval_and_no_effect():
+    rng = np.random.default_rng(9)
+    table = compare([session(rng, reps=4)], [session(rng, {"q01": 3.0}, reps=4)])
+    assert set(table["effect"]) == {effects.TOO_FEW}
+    assert table["ci_low"].isna().all() and table["ratio"].notna().all()
+
+
+def test_sessions_pair_in_order_or_every_way():
+    assert effects.session_pairs(3, 3) == [(0, 0), (1, 1), (2, 2)]
+    assert effects.session_pairs(1, 2) == [(0, 0), (0, 1)]
