@@ -3,6 +3,11 @@
 Rounds, rather than N repetitions of one case in a row, spread slow drifts of a shared
 machine over every variant alike. A round's order is fixed (query, window, variant), so two
 runs of one config do the same work in the same order.
+
+A query keeps getting faster over its first executions in a session (JIT, caches), so with
+`protocol.steady_k` each case, after the warm-up rounds, executes back to back until its last k
+total times agree within `protocol.steady_tolerance`, as pyperf calibrates its warm-ups; a case
+that reaches `protocol.steady_cap` without settling is reported, not hidden.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import signal
+import statistics
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -73,6 +79,34 @@ def rounds(protocol: ProtocolConfig) -> list[tuple[int, bool, bool]]:
     return warm + [(r, False, r < protocol.executions) for r in range(protocol.repetitions)]
 
 
+def settled(totals: list[float], k: int, tolerance: float) -> bool:
+    """Whether the last `k` of `totals` agree: (max - min) / median at most `tolerance`."""
+    if k < 1 or len(totals) < k:
+        return False
+    last = totals[-k:]
+    middle = statistics.median(last)
+    return middle > 0 and (max(last) - min(last)) / middle <= tolerance
+
+
+def steady_summary(cases: list[dict[str, Any]], protocol: ProtocolConfig) -> str:
+    """One line on the steady-state phase: how many settled, after how many executions, which not."""
+    done = [c for c in cases if c["settled"]]
+    needed = statistics.median(c["warmups"] for c in done) if done else 0
+    line = (
+        f"steady state: {len(done)} of {len(cases)} cases settled (last {protocol.steady_k} within "
+        f"{protocol.steady_tolerance:.0%}; median {needed:g} executions, cap {protocol.steady_cap})"
+    )
+    unsettled = [c for c in cases if not c["settled"]]
+    if unsettled:
+        shown = "; ".join(
+            f"{c['query_id']} {c['variant']} {c['window']} ({c.get('error') or format(c['spread'], '.0%')})"
+            for c in unsettled[:5]
+        )
+        more = f" and {len(unsettled) - 5} more" if len(unsettled) > 5 else ""
+        line += f"; not settled: {shown}{more}"
+    return line
+
+
 def row_of(case: Case, repetition: int, warmup: bool, measurement: Any) -> dict[str, Any]:
     """A contract row for one measurement of one case (run-level columns added by the caller)."""
     hours = (case.window.end - case.window.start) / dt.timedelta(hours=1)
@@ -126,9 +160,13 @@ def run_rounds(
     end_of_round: Callable[[], None],
     progress: bool = True,
     data_uri: str | None = None,
+    on_steady: Callable[[dict[str, Any]], None] | None = None,
 ) -> None:
     """Measure every case in every round; `keep` gets each row, `end_of_round` follows each round.
 
+    With `protocol.steady_k`, the steady-state phase runs between the warm-up rounds and the
+    measured ones; its rows are warm-ups numbered on below the warm-up rounds (-warmups - 1,
+    -warmups - 2, ... per case), and `on_steady` gets its record (`steady_state` of run.json).
     With `data_uri` on S3A (storage=object), each row gets the S3 requests its measurement sent
     (`s3_*` columns, S3A's own counters read before and after, outside the timed sections).
 
@@ -137,21 +175,80 @@ def run_rounds(
     """
     plan = rounds(protocol)
     requests = storage.RequestCounts.of(spark, data_uri)
-    with (
-        stop_requests() as state,
-        tqdm(
-            total=len(plan) * len(all_cases), desc="measurements", unit="query", disable=not progress
-        ) as bar,
-    ):
-        for repetition, warmup, execute in plan:
-            for case in all_cases:
-                before = requests.snapshot() if requests else {}
-                with settings(spark, case.variant):
-                    measured = measure(spark, case.sql, execute=execute)
-                row = row_of(case, repetition, warmup, measured)
-                keep(row | requests.since(before) if requests else row)
-                failpoints.point("protocol.measurement")
-                bar.update()
-                if state["stop"]:
-                    raise KeyboardInterrupt
+
+    def one(case: Case, repetition: int, warmup: bool, execute: bool) -> dict[str, Any]:
+        before = requests.snapshot() if requests else {}
+        with settings(spark, case.variant):
+            measured = measure(spark, case.sql, execute=execute)
+        row = row_of(case, repetition, warmup, measured)
+        keep(row | requests.since(before) if requests else row)
+        failpoints.point("protocol.measurement")
+        if state["stop"]:
+            raise KeyboardInterrupt
+        return row
+
+    with stop_requests() as state:
+        with tqdm(
+            total=protocol.warmups * len(all_cases), desc="warm-ups", unit="query", disable=not progress
+        ) as bar:
+            for repetition, _, execute in plan[: protocol.warmups]:
+                for case in all_cases:
+                    one(case, repetition, True, execute)
+                    bar.update()
+                end_of_round()
+        if protocol.steady_k:
+            record = steady_state(all_cases, protocol, one, progress)
             end_of_round()
+            print(steady_summary(record["cases"], protocol))
+            if on_steady:
+                on_steady(record)
+        measured = plan[protocol.warmups :]
+        with tqdm(
+            total=len(measured) * len(all_cases), desc="measurements", unit="query", disable=not progress
+        ) as bar:
+            for repetition, _, execute in measured:
+                for case in all_cases:
+                    one(case, repetition, False, execute)
+                    bar.update()
+                end_of_round()
+
+
+def steady_state(
+    all_cases: list[Case],
+    protocol: ProtocolConfig,
+    one: Callable[[Case, int, bool, bool], dict[str, Any]],
+    progress: bool,
+) -> dict[str, Any]:
+    """Execute each case back to back until its last `steady_k` total times agree, or the cap.
+
+    Returns:
+        The settings, the rows it added, and per case: executions needed, settled or not, and
+        the spread of its last k ((max - min) / median).
+    """
+    found = []
+    for case in tqdm(all_cases, desc="steady state", unit="case", disable=not progress):
+        totals: list[float] = []
+        entry: dict[str, Any] = {
+            "query_id": case.query_id,
+            "variant": case.variant.label,
+            "window": case.window.name,
+        }
+        while len(totals) < protocol.steady_cap and not settled(
+            totals, protocol.steady_k, protocol.steady_tolerance
+        ):
+            row = one(case, -protocol.warmups - 1 - len(totals), True, True)
+            if row["status"] != "ok":
+                entry["error"] = f"{row['status']}: {str(row.get('error'))[:200]}"
+                break
+            totals.append(float(row["total_ms"]))
+        last = totals[-protocol.steady_k :]
+        spread = (max(last) - min(last)) / statistics.median(last) if last else float("nan")
+        ok = "error" not in entry and settled(totals, protocol.steady_k, protocol.steady_tolerance)
+        found.append(entry | {"warmups": len(totals), "settled": ok, "spread": round(spread, 4)})
+    return {
+        "k": protocol.steady_k,
+        "tolerance": protocol.steady_tolerance,
+        "cap": protocol.steady_cap,
+        "rows": sum(c["warmups"] + ("error" in c) for c in found),
+        "cases": found,
+    }

@@ -69,10 +69,23 @@ class Recorder:
         """
         try:
             run_rounds(
-                spark, all_cases, protocol, lambda row: self.add(base | row), self.flush, progress, data_uri
+                spark,
+                all_cases,
+                protocol,
+                lambda row: self.add(base | row),
+                self.flush,
+                progress,
+                data_uri,
+                on_steady=self.steady,
             )
         finally:
             self.flush()
+
+    def steady(self, record: dict[str, Any]) -> None:
+        """The steady-state phase is over: its record goes to run.json (`steady_state`) at once,
+        so a run stopped later still says how many rows it added."""
+        self.info["steady_state"] = record
+        run_state.update(self.run_dir, steady_state=record)
 
     def close(self, **extra: Any) -> None:
         """Measuring is over: final flush, the JSON lines file goes, run.json gets `extra`."""

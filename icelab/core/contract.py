@@ -36,7 +36,7 @@ SCHEMA = pa.schema(
         ("variant", pa.string()),  # format/profile (or format/setup), the label on the charts
         ("window", pa.string()),
         ("window_hours", pa.float64()),
-        ("repetition", pa.int32()),  # warm-ups count from -warmups to -1
+        ("repetition", pa.int32()),  # warm-ups count from -warmups to -1; steady-state ones on below
         ("warmup", pa.bool_()),
         ("executed", pa.bool_()),  # false: planned only (protocol.executions)
         ("planning_ms", pa.float64()),
@@ -153,8 +153,11 @@ def validate(run_dir: Path, allow_failures: bool = False, allow_older: bool = Fa
     status = run_state.status(run_dir)  # a killed run's "running" reads "abandoned"
     if status != "complete":
         problems.append(run_state.not_complete(status))
-    if table.num_rows != run.get("planned_rows"):
-        problems.append(f"{table.num_rows} rows, but {run.get('planned_rows')} were planned")
+    # The steady-state phase adds as many warm-up rows as its cases needed (protocol.steady_k).
+    steady = (run.get("steady_state") or {}).get("rows", 0)
+    if table.num_rows != (run.get("planned_rows") or 0) + steady:
+        extra = f" (+ {steady} steady-state warm-ups)" if steady else ""
+        problems.append(f"{table.num_rows} rows, but {run.get('planned_rows')}{extra} were planned")
     keys = ["query_id", "variant", "window", "repetition"]
     unique = {tuple(r.values()) for r in table.select(keys).to_pylist()}
     if len(unique) != table.num_rows:

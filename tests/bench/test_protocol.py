@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from icelab.bench.protocol import Case, query_cases, rounds, run_rounds
+from icelab.bench.protocol import Case, query_cases, rounds, run_rounds, settled, steady_summary
 from icelab.bench.variants import NO_PROFILE, Variant
 from icelab.bench.windows import parse_window, query_ids
 from icelab.core.config import ProtocolConfig
@@ -81,3 +81,57 @@ def test_ctrl_c_stops_after_the_measurement_in_flight(ctx, tiny):
         run_rounds(ctx.spark, [case] * 3, protocol(warmups=0, repetitions=2), keep, lambda: None, False)
     assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
     assert signal.getsignal(signal.SIGINT) is before  # Spark's own handler is back
+
+
+def test_settled_when_the_last_k_agree_within_the_tolerance():
+    assert settled([400.0, 300.0, 250.0, 240.0, 250.0], k=3, tolerance=0.05)  # 10 / 250 = 4%
+    assert not settled([400.0, 300.0, 250.0, 240.0, 260.0], k=3, tolerance=0.05)  # 20 / 250 = 8%
+    assert not settled([250.0, 250.0], k=3, tolerance=0.05)  # fewer than k
+    assert not settled([0.0, 0.0, 0.0], k=3, tolerance=0.05)
+
+
+def test_steady_state_executes_each_case_until_it_settles_or_the_cap(ctx, tiny):
+    window = parse_window("1d", dt.datetime(2026, 6, 30))
+    variant = Variant("parquet", NO_PROFILE, tiny.dataset.parquet_table)
+    good = Case("ok", "1" * 64, window, variant, f"SELECT count(*) FROM {variant.table}")
+    bad = Case("broken", "0" * 64, window, variant, f"SELECT no_such_column FROM {variant.table}")
+
+    def steady(**kw) -> tuple[list[dict], dict]:
+        rows, record = [], {}
+        run_rounds(
+            ctx.spark,
+            [good, bad],
+            protocol(warmups=1, repetitions=1, steady_cap=4, **kw),
+            rows.append,
+            lambda: None,
+            False,
+            on_steady=record.update,
+        )
+        return rows, record
+
+    # Any spread agrees: each good case stops after k; the broken one stops at its error.
+    rows, record = steady(steady_k=2, steady_tolerance=100.0)
+    ok, broken = record["cases"]
+    assert (ok["warmups"], ok["settled"], broken["warmups"], broken["settled"]) == (2, True, 0, False)
+    assert "no_such_column" in broken["error"]
+    assert record["rows"] == 3 and len(rows) == 2 + 3 + 2  # warm-up round, steady phase, measured round
+    steady_rows = rows[2:5]
+    assert [(r["query_id"], r["repetition"], r["warmup"], r["executed"]) for r in steady_rows] == [
+        ("ok", -2, True, True),
+        ("ok", -3, True, True),
+        ("broken", -2, True, False),
+    ]
+    assert [r["warmup"] for r in rows[5:]] == [False, False]
+
+    # No two executions agree exactly: the cap ends it, and the case says it never settled.
+    _, record = steady(steady_k=2, steady_tolerance=1e-12)
+    assert (record["cases"][0]["warmups"], record["cases"][0]["settled"]) == (4, False)
+    assert record["cases"][0]["spread"] > 0
+    assert "steady state: 0 of 2 cases settled" in steady_summary(record["cases"], protocol(steady_k=2))
+
+
+def test_steady_k_above_the_cap_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError, match=r"steady_k \(5\) exceeds steady_cap \(4\)"):
+        protocol(steady_k=5, steady_cap=4)

@@ -66,6 +66,18 @@ def test_missing_rows(run):
     assert validate(run) == ["3 rows, but 4 were planned"]
 
 
+def test_steady_state_rows_count_as_planned(run):
+    """The rows the steady-state phase added are expected too, and only as many as it says."""
+    rows = [row(v, w) for v in ("parquet", "iceberg/as_ingested") for w in ("1d", "7d")]
+    rewrite(run, rows + [row("parquet", "1d", repetition=-2, warmup=True)])
+    assert validate(run) == ["5 rows, but 4 were planned"]
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps(info | {"steady_state": {"rows": 1, "cases": []}}))
+    assert validate(run) == []
+    (run / "run.json").write_text(json.dumps(info | {"steady_state": {"rows": 2, "cases": []}}))
+    assert validate(run) == ["5 rows, but 4 (+ 2 steady-state warm-ups) were planned"]
+
+
 def test_differing_answers(run):
     rewrite(
         run,

@@ -20,11 +20,20 @@ class ProtocolConfig(_Strict):
     overhead_pairs: int = Field(ge=0, description="measure() vs plain collect pairs per variant and query")
     overhead_window: WindowName
     warm_cache: bool = Field(description="read the dataset's local files once before measuring")
+    steady_k: int = Field(
+        default=0, ge=0, description="executed warm-ups per case until the last k agree (0: off)"
+    )
+    steady_tolerance: float = Field(
+        default=0.05, gt=0, description="the last k agree when (max - min) / median is at most this"
+    )
+    steady_cap: int = Field(default=10, ge=1, description="executed warm-ups per case at most")
 
     @model_validator(mode="after")
     def _executions(self) -> ProtocolConfig:
         if self.executions > self.repetitions:
             raise ValueError(f"executions ({self.executions}) exceeds repetitions ({self.repetitions})")
+        if self.steady_k > self.steady_cap:
+            raise ValueError(f"steady_k ({self.steady_k}) exceeds steady_cap ({self.steady_cap})")
         return self
 
 
