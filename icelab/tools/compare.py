@@ -263,6 +263,22 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
     return "\n".join(lines)
 
 
+def pick(frames: list[pd.DataFrame], variant: str, label: str) -> list[pd.DataFrame]:
+    """Each session's rows of one variant, relabelled `label` so that two variants' cells meet.
+
+    Raises:
+        LookupError: when a session lacks the variant (the message lists what it has).
+    """
+    out = []
+    for frame in frames:
+        rows = frame[frame["variant"] == variant]
+        if rows.empty:
+            have = ", ".join(dict.fromkeys(frame["variant"]))
+            raise LookupError(f"no variant '{variant}' in a compared run (it has: {have})")
+        out.append(rows.assign(variant=label))
+    return out
+
+
 def _runs(results: Path, names: str) -> list[Run]:
     """`id1,id2,...`: the sessions of one side."""
     return [find_run(results, name) for name in names.split(",") if name]
@@ -290,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, help="CSV file (default: results/comparisons/<a>_vs_<b>.csv)")
     p.add_argument("--forest", type=Path, help="also draw the effects as a forest plot (PNG and SVG)")
     p.add_argument("--timing", choices=TIMINGS, default="total_ms", help="the timing the forest plot draws")
+    p.add_argument(
+        "--variants",
+        nargs=2,
+        metavar=("A", "B"),
+        help="variant A of run_a against variant B of run_b (the same run twice: an A/B in one session)",
+    )
     p.add_argument("--all", action="store_true", help="print every row, not only the flagged ones")
     args = p.parse_args(argv)
     try:
@@ -297,9 +319,19 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2
+    frames_a = [read_measurements(r.path) for r in runs_a]
+    frames_b = [read_measurements(r.path) for r in runs_b]
+    if args.variants:
+        label = " -> ".join(args.variants)
+        try:
+            frames_a = pick(frames_a, args.variants[0], label)
+            frames_b = pick(frames_b, args.variants[1], label)
+        except LookupError as exc:
+            print(f"icelab: error: {exc}", file=sys.stderr)
+            return 2
     table = compare(
-        [read_measurements(r.path) for r in runs_a],
-        [read_measurements(r.path) for r in runs_b],
+        frames_a,
+        frames_b,
         args.alpha,
         args.min_change,
         args.correction,

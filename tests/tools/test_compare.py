@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from icelab.core.contract import read_measurements
 from icelab.core.runs import read_run
 from icelab.tools.compare import (
     IMPROVEMENT,
@@ -19,6 +20,7 @@ from icelab.tools.compare import (
     compare,
     differences,
     main,
+    measured,
     min_p,
     reps_needed,
 )
@@ -176,3 +178,22 @@ def test_the_command_pools_sessions_per_side(tmp_path, capsys):
     table = pd.read_csv(out)
     pooled = table[table["timing"] == "planning_ms"]
     assert (pooled["n_a"] == 2 * pooled["n_b"]).all()  # side a: the same run twice, pooled
+
+
+def test_two_variants_of_one_run_meet_cell_by_cell(tmp_path, capsys):
+    """An A/B in one session: the canonical run's interleaved initial and optimized."""
+    run = FIXTURE / "canonical" / "20261121T134249Z-cce90f"
+    out = tmp_path / "ab.csv"
+    args = [str(run), str(run), "--out", str(out), "--variants", "iceberg/initial", "iceberg/optimized"]
+    assert main(args) == 0
+    table = pd.read_csv(out)
+    m = measured(read_measurements(run))
+    assert set(table["variant"]) == {"iceberg/initial -> iceberg/optimized"}
+    assert len(table) == 23 * 3  # every query, each timing
+    q = table[(table["query_id"] == "q16_region_join_month") & (table["timing"] == "planning_ms")].iloc[0]
+    cell = m[m["query_id"] == "q16_region_join_month"].groupby("variant")["planning_ms"].median()
+    assert (q["median_a"], q["median_b"]) == (cell["iceberg/initial"], cell["iceberg/optimized"])
+    assert main([*args[:4], "--variants", "iceberg/initial", "iceberg/nope"]) == 2
+    assert "no variant 'iceberg/nope' in a compared run (it has: parquet, iceberg/initial" in (
+        capsys.readouterr().err
+    )
