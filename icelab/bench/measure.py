@@ -56,10 +56,12 @@ class Measurement:
     plan: dict[str, Any] = field(default_factory=dict)
     status: str = "ok"
     error: str | None = None
+    planted_ms: float = 0.0  # a test's planted slowdown inside execution_ms; not a column
 
     def as_row(self) -> dict[str, Any]:
         """Flat dict: scan metrics and plan facts become columns."""
         row = asdict(self)
+        row.pop("planted_ms")
         return {**row.pop("scan"), **row.pop("plan"), **row}
 
 
@@ -138,10 +140,12 @@ def result_checksum(rows: list[Any]) -> str:
     return f"{len(rows)}:{total:x}"
 
 
-def measure(spark: SparkSession, sql: str, execute: bool = True) -> Measurement:
+def measure(spark: SparkSession, sql: str, execute: bool = True, slow_by: float = 0.0) -> Measurement:
     """Plan, then (unless `execute` is false) execute, one query.
 
-    A failure is a measurement with its error, not a crash.
+    A failure is a measurement with its error, not a crash. `slow_by` (tests of the statistics
+    only: SetupConfig.plant) sleeps that fraction of the execution's own time before the
+    execution timer stops.
     """
     out = Measurement()
     try:
@@ -158,6 +162,9 @@ def measure(spark: SparkSession, sql: str, execute: bool = True) -> Measurement:
         if not execute:
             return out
         rows = df.collect()
+        if slow_by > 0:
+            out.planted_ms = (time.perf_counter_ns() - t1) / 1e6 * slow_by
+            time.sleep(out.planted_ms / 1e3)
         t2 = time.perf_counter_ns()
     except (Py4JJavaError, PySparkException) as exc:
         out.status, out.error = "error", str(exc).strip().splitlines()[0][:500]

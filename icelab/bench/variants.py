@@ -36,6 +36,11 @@ class Variant:
     table: str
     spark_conf: dict[str, str] = field(default_factory=dict)
     setup: str | None = None
+    plant: dict[str, float] = field(default_factory=dict)
+
+    def slow_by(self, query_id: str) -> float:
+        """The planted slowdown of `query_id` under this variant (SetupConfig.plant), else 0."""
+        return self.plant.get(query_id, self.plant.get(query_id.split("_", 1)[0], 0.0))
 
     @property
     def label(self) -> str:
@@ -112,7 +117,9 @@ def setup_variants(
     found = [Variant("parquet", NO_PROFILE, dataset.parquet_table)] if parquet else []
     for name, setup in setups.items():
         conf = flatten(profiles[setup.profile].spark_conf) | flatten(setup.spark_conf)
-        found.append(Variant("iceberg", setup.profile, tables[setup.profile], conf, setup=name))
+        found.append(
+            Variant("iceberg", setup.profile, tables[setup.profile], conf, setup=name, plant=setup.plant)
+        )
     return found
 
 

@@ -65,7 +65,14 @@ def _validate(
             raise UserError(
                 f"experiment.{role}='{name}' is not a selected setup (selected: {', '.join(setups)})"
             )
-    return {query_id: query_window(query_id) for query_id in query_ids(ccfg.queries)}
+    ids = query_ids(ccfg.queries)
+    for name, setup in setups.items():
+        for key in setup.plant:
+            if not any(key in (q, q.split("_", 1)[0]) for q in ids):
+                raise UserError(
+                    f"setup.{name}.plant names query '{key}', which is not among experiment.queries"
+                )
+    return {query_id: query_window(query_id) for query_id in ids}
 
 
 def plan_check(measurements: pd.DataFrame) -> pd.DataFrame:

@@ -200,3 +200,15 @@ def test_slow_execution_stays_out_of_planning(ctx, tiny):
 def test_plain_collect_reference_times_the_whole_query(ctx, tiny):
     sql, least_ms = slow_count(ctx.spark, tiny.dataset.parquet_table)
     assert plain_collect_ms(ctx.spark, sql) >= least_ms
+
+
+def test_a_planted_slowdown_sleeps_inside_execution_only_where_asked(ctx, tiny):
+    """SetupConfig.plant: the sleep is part of execution_ms, sized from the execution itself."""
+    sql = f"SELECT count(*) FROM {tiny.dataset.parquet_table}"
+    plain, planted = measure(ctx.spark, sql), measure(ctx.spark, sql, slow_by=0.5)
+    assert plain.planted_ms == 0 and planted.planted_ms > 0
+    # The sleep is half the execution before it (2x), and a sleep lasts at least as asked:
+    # execution_ms >= 2x + x.
+    assert planted.execution_ms >= 3 * planted.planted_ms
+    assert "planted_ms" not in planted.as_row()  # not a contract column
+    assert measure(ctx.spark, sql, execute=False, slow_by=0.5).planted_ms == 0  # nothing executed

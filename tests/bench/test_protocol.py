@@ -135,3 +135,9 @@ def test_steady_k_above_the_cap_is_refused():
 
     with pytest.raises(ValueError, match=r"steady_k \(5\) exceeds steady_cap \(4\)"):
         protocol(steady_k=5, steady_cap=4)
+
+
+def test_a_planted_slowdown_names_queries_by_id_or_full_name():
+    variant = Variant("iceberg", "as_ingested", "t", setup="b", plant={"q03": 0.25, "q07_full_name": 0.1})
+    assert variant.slow_by("q03_anything") == 0.25 and variant.slow_by("q07_full_name") == 0.1
+    assert variant.slow_by("q04_other") == 0.0 and Variant("parquet", NO_PROFILE, "t").slow_by("q03_x") == 0

@@ -88,6 +88,11 @@ CASES = [
         id="setup-not-selected",
     ),
     pytest.param(
+        ["experiment=canonical", "+setup.initial.plant={q99:0.25}"],
+        "setup.initial.plant names query 'q99', which is not among experiment.queries",
+        id="plant-unknown-query",
+    ),
+    pytest.param(
         ["experiment=canonical", "profile=[as_ingested]"],
         "setup 'manifest_rewrite' needs profile 'rewrite_8mb', which is not selected (selected: as_ingested)",
         id="setup-needs-profile",

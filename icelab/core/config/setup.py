@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from omegaconf import DictConfig
-from pydantic import Field
+from pydantic import Field, PositiveFloat
 
 from icelab.core.config.base import _Strict, as_dict, load
 
@@ -18,11 +18,15 @@ class SetupConfig(_Strict):
         description: what the setup stands for.
         profile: the table state, a profile selected in the `profile` group.
         spark_conf: settings applied only while this setup's Iceberg queries run.
+        plant: for testing the statistics only: {query id (q03) or full name: fraction}; each
+            execution of those queries sleeps that fraction of its own time more, a slowdown of
+            known size for `icelab compare` to find. Recorded in run.json like every setting.
     """
 
     description: str
     profile: str = Field(min_length=1)
     spark_conf: dict[str, Any] = Field(default_factory=dict)
+    plant: dict[str, PositiveFloat] = Field(default_factory=dict)
 
 
 def setup_configs(cfg: DictConfig) -> dict[str, SetupConfig]:
