@@ -31,6 +31,39 @@ FIXED_CONF = {
 }
 
 
+# What PySpark fixes when it launches the driver JVM, once per process: a later session in the
+# same process (a multirun's next job) keeps the first one's, whatever its config says.
+JVM_SETTINGS = ("engine.java_options", "engine.driver_memory", "spark.driver.extraClassPath", "spark.jars")
+_launched: dict[str, str] | None = None
+
+
+def jvm_settings(engine: EngineConfig, conf: Mapping[str, str]) -> dict[str, str]:
+    """The launch-time settings a session asks for (JVM_SETTINGS), as strings."""
+    return {
+        "engine.java_options": engine.java_options,
+        "engine.driver_memory": engine.driver_memory,
+        "spark.driver.extraClassPath": conf.get("spark.driver.extraClassPath", ""),
+        "spark.jars": conf.get("spark.jars", ""),
+    }
+
+
+def check_same_jvm(wanted: Mapping[str, str]) -> None:
+    """Refuse a session whose launch-time settings differ from this process's running JVM.
+
+    Raises:
+        UserError: naming the first differing setting; each setting needs its own process.
+    """
+    if _launched is None:
+        return
+    for key in JVM_SETTINGS:
+        if wanted[key] != _launched[key]:
+            raise UserError(
+                f"{key}={wanted[key]!r} needs a new driver JVM, and this process's was started with "
+                f"{_launched[key]!r} (a multirun runs its jobs in one process): run each value as its "
+                "own command, or `icelab sessions` for A B A B sessions"
+            )
+
+
 # Settings whose values are lists: a store's jars join the Iceberg jar instead of replacing it.
 LISTS = {"spark.jars": ",", "spark.driver.extraClassPath": os.pathsep}
 
@@ -123,11 +156,16 @@ def get_session(
         # PySpark takes its workers' Python from the environment, not from spark.pyspark.python.
         os.environ["PYSPARK_PYTHON"] = cluster.python_exec()
     conf = session_conf(engine, master, store)
+    wanted = jvm_settings(engine, conf)
+    check_same_jvm(wanted)
     conf.update(metastore_conf(conf))
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    global _launched
+    if _launched is None:
+        _launched = wanted
     spark.sparkContext.setLogLevel(engine.log_level)
     if engine.standalone:
         wait_for_executors(spark, engine.workers if engine.starts_cluster else 1, engine.start_timeout_s)

@@ -16,6 +16,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "charts": ("icelab.charts.all", "redraw every chart of stored runs (PNG + SVG)"),
     "report": ("icelab.charts.report", "one self-contained HTML page of stored runs"),
     "compare": ("icelab.tools.compare", "two runs compared per query (Mann-Whitney U, BH-adjusted)"),
+    "sessions": ("icelab.tools.sessions", "A B A B sessions (new JVM each), then compared pooled"),
     "contract": ("icelab.tools.contract", "one run checked against the results contract"),
     "validate": ("icelab.tools.validate", "every run of a results directory checked"),
     "reference": ("icelab.tools.reference", "copy complete runs into results/reference and redraw"),

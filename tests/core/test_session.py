@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from icelab.core.config import engine_config
-from icelab.core.session import register_iceberg_catalog, session_conf
+from icelab.core.errors import UserError
+from icelab.core.session import get_session, register_iceberg_catalog, session_conf
 from tests.conftest import namespace
 
 
@@ -55,3 +56,14 @@ def test_a_standalone_cluster_s_executors_log_and_run_python_as_the_driver(compo
     options = conf["spark.executor.extraJavaOptions"].split()
     assert options[0].startswith("-Dlog4j2.configurationFile=file:") and options[1:] == ["-Xss4m"]
     assert conf["spark.pyspark.python"] == sys.executable
+
+
+def test_a_second_session_in_one_process_refuses_other_jvm_settings(ctx, tiny_cfg, compose_cfg):
+    """A multirun's next job shares the driver JVM: asking it for other driver flags is refused
+    with the way out named, instead of measuring the first job's flags under the second's name."""
+    assert get_session(engine_config(tiny_cfg)) is not None  # same settings: the same JVM serves
+    other = engine_config(compose_cfg("engine.java_options='-Dicelab.test.flag=1'"))
+    with pytest.raises(UserError, match=r"engine.java_options='-Dicelab.test.flag=1' needs a new driver JVM"):
+        get_session(other)
+    with pytest.raises(UserError, match="icelab sessions"):
+        get_session(engine_config(compose_cfg("engine.driver_memory=3g")))
