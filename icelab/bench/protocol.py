@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import signal
 import statistics
 import sys
@@ -65,6 +66,23 @@ def query_cases(
         shift = i % len(variants) if rotate and variants else 0
         for variant in variants[shift:] + variants[:shift]:
             out.append(Case(query_id, sha, window, variant, render(template, variant.table, window)))
+    return out
+
+
+def in_round(cases: list[Case], repetition: int) -> list[Case]:
+    """The cases in the order round `repetition` visits them: each block of consecutive cases of
+    one (query, window) rotated by the round's number, so that over the rounds every variant of a
+    query goes first (and last) equally often.
+
+    The second of two back-to-back executions of a query runs faster (its files and code paths
+    are warm); a fixed order within a query would charge that to one variant of every cell (an A
+    against A of one setup under two names had cells flagged both ways so, in one session).
+    """
+    out: list[Case] = []
+    for _, block in itertools.groupby(cases, key=lambda c: (c.query_id, c.window.name)):
+        block = list(block)
+        shift = repetition % len(block)
+        out += block[shift:] + block[:shift]
     return out
 
 
@@ -192,7 +210,7 @@ def run_rounds(
             total=protocol.warmups * len(all_cases), desc="warm-ups", unit="query", disable=not progress
         ) as bar:
             for repetition, _, execute in plan[: protocol.warmups]:
-                for case in all_cases:
+                for case in in_round(all_cases, repetition):
                     one(case, repetition, True, execute)
                     bar.update()
                 end_of_round()
@@ -207,7 +225,7 @@ def run_rounds(
             total=len(measured) * len(all_cases), desc="measurements", unit="query", disable=not progress
         ) as bar:
             for repetition, _, execute in measured:
-                for case in all_cases:
+                for case in in_round(all_cases, repetition):
                     one(case, repetition, False, execute)
                     bar.update()
                 end_of_round()

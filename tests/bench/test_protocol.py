@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from icelab.bench.protocol import Case, query_cases, rounds, run_rounds, settled, steady_summary
+from icelab.bench.protocol import Case, in_round, query_cases, rounds, run_rounds, settled, steady_summary
 from icelab.bench.variants import NO_PROFILE, Variant
 from icelab.bench.windows import parse_window, query_ids
 from icelab.core.config import ProtocolConfig
@@ -44,6 +44,40 @@ def test_rotation_moves_each_query_to_another_first_variant():
     firsts = [found[i].variant.setup for i in range(0, len(found), 3)]
     assert firsts == ["a", "b", "c", "a"]
     assert all({c.variant.setup for c in found[i : i + 3]} == {"a", "b", "c"} for i in range(0, 12, 3))
+
+
+def test_each_round_rotates_the_variants_within_each_query():
+    window = parse_window("1d", dt.datetime(2026, 6, 30))
+    variants = [Variant("iceberg", NO_PROFILE, "t", setup=s) for s in ("a", "b", "c")]
+    cases = query_cases([(q, window) for q in query_ids(["q01", "q02"])], variants, rotate=True)
+    orders = [[(c.query_id[:3], c.variant.setup) for c in in_round(cases, r)] for r in range(-1, 3)]
+    assert orders[1] == [(c.query_id[:3], c.variant.setup) for c in cases]  # round 0: as built
+    assert orders[2] == [("q01", s) for s in "bca"] + [("q02", s) for s in "cab"]
+    assert orders[0] == [("q01", s) for s in "cab"] + [("q02", s) for s in "abc"]  # a warm-up, -1
+    # Over any 3 consecutive rounds every variant leads each query once.
+    for q in ("q01", "q02"):
+        assert sorted(next(s for qq, s in o if qq == q) for o in orders[1:]) == ["a", "b", "c"]
+
+
+def test_the_rounds_alternate_which_variant_of_a_query_runs_first(ctx, tiny):
+    window = parse_window("1d", dt.datetime(2026, 6, 30))
+    sql = f"SELECT count(*) FROM {tiny.dataset.parquet_table}"
+    cases = [
+        Case("q", "1" * 64, window, Variant("parquet", NO_PROFILE, tiny.dataset.parquet_table, setup=s), sql)
+        for s in ("a", "b")
+    ]
+    rows = []
+    run_rounds(
+        ctx.spark, cases, protocol(warmups=1, repetitions=2, executions=0), rows.append, lambda: None, False
+    )
+    assert [(r["repetition"], r["variant"]) for r in rows] == [
+        (-1, "parquet/b"),
+        (-1, "parquet/a"),
+        (0, "parquet/a"),
+        (0, "parquet/b"),
+        (1, "parquet/b"),
+        (1, "parquet/a"),
+    ]
 
 
 def test_a_failing_query_is_a_row_and_the_run_goes_on(ctx, tiny):

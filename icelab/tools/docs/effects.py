@@ -1,0 +1,175 @@
+"""docs/results.md's block on effects checked against known answers: A against A, and slowdowns
+planted on chosen queries, each an `icelab compare --variants` table in results/reference/effects/.
+
+That directory's README names each CSV's run and what was planted in it, one table row per CSV:
+`| \\`a_vs_a_1.csv\\` | <run id> | - |` or `| \\`planted_01.csv\\` | <run id> | q03:0.25 q07:0.10 |`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from icelab.bench import effects
+from icelab.tools import compare
+from icelab.tools.docs.fmt import num, table
+
+EFFECTS = "effects"
+FLAGS = (effects.SLOWER, effects.FASTER)
+ROW = re.compile(r"^\| `(?P<stem>\w+)\.csv` \| (?P<run>\d{8}T\d{6}Z-\w+) \| (?P<plant>[^|]*?) \|", re.M)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One stored comparison: its table, its run, and the slowdowns planted in it."""
+
+    stem: str
+    run: str
+    plant: dict[str, float]  # query id prefix -> planted fraction
+    table: pd.DataFrame
+
+
+def checks(results: Path) -> list[Check]:
+    """Every stored effect check, in the README's order.
+
+    Raises:
+        ValueError: when the README names no CSV, or a named CSV is missing.
+    """
+    where = results / "reference" / EFFECTS
+    found = []
+    for m in ROW.finditer((where / "README.md").read_text()):
+        plant = m.group("plant").strip()
+        sizes = {} if plant in ("", "-") else {k: float(v) for k, v in (p.split(":") for p in plant.split())}
+        path = where / f"{m.group('stem')}.csv"
+        if not path.is_file():
+            raise ValueError(f"{where / 'README.md'} names {path.name}, which is not stored")
+        found.append(Check(m.group("stem"), m.group("run"), sizes, pd.read_csv(path)))
+    if not found:
+        raise ValueError(f"{where / 'README.md'}: no table of comparisons")
+    return found
+
+
+def planted(row: pd.Series, plant: dict[str, float]) -> float | None:
+    """The fraction planted on this row's query, if any (keys are ids or their qNN prefixes)."""
+    for key, size in plant.items():
+        if row["query_id"] == key or row["query_id"].split("_", 1)[0] == key:
+            return size
+    return None
+
+
+def covers(row: pd.Series, size: float) -> bool:
+    return bool(row["ci_low"] <= 1 + size <= row["ci_high"])
+
+
+def same_config(found: list[Check]) -> str:
+    """A against A: how many cells each session flagged (effects, and the test's verdicts)."""
+    rows = []
+    for c in found:
+        t = c.table
+        values = f"{num(t['n_a'].min())} to {num(t['n_a'].max())}"
+        width = (t["ci_high"] - t["ci_low"]) / t["ratio"]
+        widest = t.loc[width.idxmax()]
+        rows.append(
+            [
+                f"`{c.stem}.csv`",
+                f"`{c.run}`",
+                t["query_id"].nunique(),
+                len(t),
+                values,
+                int(t["effect"].isin(FLAGS).sum()),
+                int((t["effect"] == effects.NOT_RECURRING).sum()),
+                int(t["verdict"].isin(("regression", "improvement")).sum()),
+                f"{widest['query_id'].split('_', 1)[0]} {widest['timing']}: "
+                f"{widest['ci_low']:.2f} to {widest['ci_high']:.2f}",
+            ]
+        )
+    return table(
+        [
+            "table",
+            "run",
+            "queries",
+            "cells",
+            "values per side",
+            "effects flagged",
+            "not recurring",
+            "test flagged",
+            "widest interval",
+        ],
+        rows,
+    )
+
+
+def planted_table(found: list[Check]) -> str:
+    """Per planted query and size: how often the effect was flagged slower and the interval
+    covered the planted ratio; and every flag on a cell nothing was planted on."""
+    rows = []
+    keys = sorted({(k, v) for c in found for k, v in c.plant.items()}, key=lambda kv: -kv[1])
+    for key, size in keys:
+        for timing in ("execution_ms", "total_ms"):
+            hits = [
+                r
+                for c in found
+                if c.plant.get(key) == size
+                for _, r in c.table.iterrows()
+                if r["timing"] == timing and planted(r, c.plant) == size
+            ]
+            ratios = pd.Series([r["ratio"] for r in hits])
+            rows.append(
+                [
+                    f"{key} +{size:.0%}",
+                    f"`{timing}`",
+                    f"{sum(r['effect'] == effects.SLOWER for r in hits)} of {len(hits)}",
+                    f"{sum(covers(r, size) for r in hits)} of {len(hits)}",
+                    f"{ratios.min():.3f} to {ratios.max():.3f}",
+                ]
+            )
+    others = [
+        (c.stem, r)
+        for c in found
+        for _, r in c.table.iterrows()
+        if planted(r, c.plant) is None or r["timing"] == "planning_ms"
+    ]
+    false = [(stem, r) for stem, r in others if r["effect"] in FLAGS]
+    named = "; ".join(
+        f"{stem}: {r['query_id'].split('_', 1)[0]} {r['timing']} {r['effect']} {r['ratio']:.2f}"
+        for stem, r in false
+    )
+    return table(
+        ["planted", "timing", "flagged slower", "interval covers 1 + planted", "ratio (min to max)"], rows
+    ) + (
+        f"\nCells with nothing planted (and the planted queries' planning, which the sleep does "
+        f"not touch): {len(false)} of {len(others)} flagged over the {len(found)} sessions"
+        + (f" ({named}).\n" if false else ".\n")
+    )
+
+
+def effect_checks(results: Path) -> str:
+    """The block: A against A, then the planted slowdowns."""
+    found = checks(results)
+    same = [c for c in found if not c.plant]
+    plants = [c for c in found if c.plant]
+    text = (
+        "**Effects checked against known answers** (`results/reference/effects/`, with the commands "
+        "and run ids in its README; the runs are not kept, their `icelab compare --variants` tables "
+        f"are). A against A, interleaved in one session, {len(same)} sessions: an effect needs the "
+        f"interval wholly beyond 1 +/- {threshold():.0%}.\n\n" + same_config(same)
+    )
+    if plants:
+        text += (
+            f"\nSlowdowns planted on chosen queries of the second setup (`setup.<name>.plant`), "
+            f"{len(plants)} sessions:\n\n" + planted_table(plants)
+        )
+    return text
+
+
+def threshold() -> float:
+    """The threshold: `icelab compare`'s default --min-change, which the README's commands keep."""
+    return inspect.signature(compare.compare).parameters["min_change"].default
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {"results-effects": effect_checks}
