@@ -53,7 +53,7 @@ def results(tmp_path: Path) -> Path:
     (where / "README.md").write_text(
         "| file | run | planted |\n| --- | --- | --- |\n"
         "| `a_vs_a_1.csv` | 20261124T000000Z-aaaaaa | - |\n"
-        "| `a_vs_a_2.csv` | 20261124T000003Z-dddddd | - |\n"
+        "| `a_vs_a_2.csv` | 20261124T000003Z-dddddd | - | drifted |\n"
         "| `planted_1.csv` | 20261124T000001Z-bbbbbb | q02:0.25 |\n"
         "| `planted_2.csv` | 20261124T000002Z-cccccc | q02:0.25 |\n"
     )
@@ -76,6 +76,7 @@ def test_the_block_counts_flags_and_covering_intervals(results: Path):
     assert "| `a_vs_a_1.csv` | `20261124T000000Z-aaaaaa` | 3 | 9 | 10 to 10 | 0 | 0 | 0 |" in text
     # The drifted one: q03's execution and total flagged, by the effect and by the test.
     assert "| `a_vs_a_2.csv` | `20261124T000003Z-dddddd` | 3 | 9 | 10 to 10 | 2 | 0 | 2 |" in text
+    assert text.count(" drifted |") == 1 and text.count(" - |\n") >= 1
     # The planted query's execution: slower in both sessions, its interval around 1.25 both times.
     assert "| q02 +25% | `execution_ms` | 2 of 2 | 2 of 2 |" in text
     # Nothing else flagged: 2 queries x 3 timings + the planted query's planning, per session.

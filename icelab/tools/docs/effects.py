@@ -1,8 +1,8 @@
 """docs/results.md's block on effects checked against known answers: A against A, and slowdowns
 planted on chosen queries, each an `icelab compare --variants` table in results/reference/effects/.
 
-That directory's README names each CSV's run and what was planted in it, one table row per CSV:
-`| \\`a_vs_a_1.csv\\` | <run id> | - |` or `| \\`planted_01.csv\\` | <run id> | q03:0.25 q07:0.10 |`.
+That directory's README names each CSV's run, what was planted in it and a note, one table row
+per CSV: `| \\`a_vs_a_1.csv\\` | <run id> | - | <note> |`, `| \\`planted_01.csv\\` | <run id> | q03:0.25 | |`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ from icelab.tools.docs.fmt import num, table
 
 EFFECTS = "effects"
 FLAGS = (effects.SLOWER, effects.FASTER)
-ROW = re.compile(r"^\| `(?P<stem>\w+)\.csv` \| (?P<run>\d{8}T\d{6}Z-\w+) \| (?P<plant>[^|]*?) \|", re.M)
+ROW = re.compile(
+    r"^\| `(?P<stem>\w+)\.csv` \| (?P<run>\d{8}T\d{6}Z-\w+) \| (?P<plant>[^|]*?) \|(?: (?P<note>[^|]*?) \|)?",
+    re.M,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class Check:
     run: str
     plant: dict[str, float]  # query id prefix -> planted fraction
     table: pd.DataFrame
+    note: str = ""  # the README's last column: what differs about this session
 
 
 def checks(results: Path) -> list[Check]:
@@ -48,7 +52,8 @@ def checks(results: Path) -> list[Check]:
         path = where / f"{m.group('stem')}.csv"
         if not path.is_file():
             raise ValueError(f"{where / 'README.md'} names {path.name}, which is not stored")
-        found.append(Check(m.group("stem"), m.group("run"), sizes, pd.read_csv(path)))
+        note = (m.group("note") or "").strip()
+        found.append(Check(m.group("stem"), m.group("run"), sizes, pd.read_csv(path), note))
     if not found:
         raise ValueError(f"{where / 'README.md'}: no table of comparisons")
     return found
@@ -86,6 +91,7 @@ def same_config(found: list[Check]) -> str:
                 int(t["verdict"].isin(("regression", "improvement")).sum()),
                 f"{widest['query_id'].split('_', 1)[0]} {widest['timing']}: "
                 f"{widest['ci_low']:.2f} to {widest['ci_high']:.2f}",
+                c.note or "-",
             ]
         )
     return table(
@@ -99,6 +105,7 @@ def same_config(found: list[Check]) -> str:
             "not recurring",
             "test flagged",
             "widest interval",
+            "note",
         ],
         rows,
     )
