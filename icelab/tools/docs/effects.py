@@ -20,6 +20,7 @@ from icelab.tools import compare
 from icelab.tools.docs.fmt import num, table
 
 EFFECTS = "effects"
+SETTING = "setting_"  # stored comparisons of a real setting against initial: setting_<name>.csv
 FLAGS = (effects.SLOWER, effects.FASTER)
 ROW = re.compile(
     r"^\| `(?P<stem>\w+)\.csv` \| (?P<run>\d{8}T\d{6}Z-\w+) \| (?P<plant>[^|]*?) \|(?: (?P<note>[^|]*?) \|)?",
@@ -155,10 +156,37 @@ def planted_table(found: list[Check]) -> str:
     )
 
 
+def settings_table(found: list[Check]) -> str:
+    """Real settings against `initial` in one session: per setting and timing, the cells flagged
+    each way, and the flagged cells with their ratio and interval."""
+    rows = []
+    for c in found:
+        for timing, cells in c.table.groupby("timing", sort=False):
+            hits = cells[cells["effect"].isin(FLAGS)]
+            shown = "; ".join(
+                f"{r.query_id.split('_', 1)[0]} {r.ratio:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+                for r in hits.itertuples()
+            )
+            rows.append(
+                [
+                    c.note or c.stem,
+                    f"`{timing}`",
+                    len(cells),
+                    int((cells["effect"] == effects.SLOWER).sum()),
+                    int((cells["effect"] == effects.FASTER).sum()),
+                    shown or "-",
+                ]
+            )
+    return table(
+        ["setting (b over a)", "timing", "cells", "slower", "faster", "flagged: ratio [95% interval]"], rows
+    )
+
+
 def effect_checks(results: Path) -> str:
     """The block: A against A, then the planted slowdowns."""
     found = checks(results)
-    same = [c for c in found if not c.plant]
+    real = [c for c in found if c.stem.startswith(SETTING)]
+    same = [c for c in found if not c.plant and not c.stem.startswith(SETTING)]
     plants = [c for c in found if c.plant]
     text = (
         "**Effects checked against known answers** (`results/reference/effects/`, with the commands "
@@ -170,6 +198,12 @@ def effect_checks(results: Path) -> str:
         text += (
             f"\nSlowdowns planted on chosen queries of the second setup (`setup.<name>.plant`), "
             f"{len(plants)} sessions:\n\n" + planted_table(plants)
+        )
+    if real:
+        runs = ", ".join(dict.fromkeys(f"`{c.run}`" for c in real))
+        text += (
+            f"\nReal settings, each against `initial` in one session (run {runs}; ratios are the "
+            "setting over `initial`, below 1 is faster):\n\n" + settings_table(real)
         )
     return text
 
