@@ -24,10 +24,19 @@ from icelab.core.runs import read_run
 from icelab.core.session import register_iceberg_catalog
 from icelab.experiments import doctor as doctor_experiment
 from icelab.experiments import manifest_health
-from icelab.tools.doctor import main
+from icelab.tools.doctor import main as doctor_main
+from tests.conftest import SHRINK
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG = "doctor_t"
+
+
+def main(argv: list[str]) -> int:
+    """`icelab doctor` in this process, with the tests' engine settings: it reuses the tests'
+    driver JVM, which refuses a session asking for other JVM settings (driver memory)."""
+    return doctor_main([*argv, *(f"--set={o}" for o in SHRINK)])
+
+
 START = dt.date(2026, 1, 1)
 
 
