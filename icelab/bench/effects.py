@@ -1,5 +1,5 @@
-"""Effects with confidence intervals: the ratio of medians (b over a) per cell, a bootstrap
-interval around it, and whether it recurs across session pairs.
+"""Effects with confidence intervals: the ratio b over a per cell, a bootstrap interval around
+it, and whether it recurs across session pairs.
 
 A single pair of sessions can differ by more than a setting does (sessions drift: one of five
 same-config sessions planned 15 to 25% faster than the others), so several sessions per side
@@ -10,15 +10,26 @@ are pooled, and an effect is flagged only when
 - it recurs: in every session pair, that pair's own ratio of medians lies beyond the threshold
   on the same side.
 
-The interval is scipy's percentile bootstrap, each side resampled on its own (the two samples
-are independent runs, not pairs), with a fixed seed so a table is reproducible.
+The interval is scipy's percentile bootstrap with a fixed seed, so a table is reproducible.
+
+Two designs, two estimators:
+
+- independent (sessions of a and sessions of b, as `icelab sessions` runs them): the ratio of
+  medians, each side resampled on its own;
+- paired (two variants measured in the same rounds of the same session, `--variants` of one run):
+  the per-round ratios b_r / a_r, order-balanced. Both executions of a round ran seconds apart,
+  so what drifts over a session (a query still getting faster over its first ten executions)
+  cancels in the ratio. The rounds rotate which variant goes first, and the first pays more, so
+  the ratios fall in two groups; the estimate is the geometric mean of the two groups' medians,
+  in which that penalty cancels, and each group is resampled on its own. The ratio of medians of
+  the same values keeps drift and penalty in its spread.
 """
 
 from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.stats import bootstrap
@@ -29,6 +40,7 @@ SEED = 20261124
 # Below this many values per side a resampled median takes too few distinct values for its
 # percentiles to mean anything; such cells get no interval and no flag.
 MIN_VALUES = 5
+PAIRED, INDEPENDENT = "paired", "independent"
 SLOWER, FASTER, NO_EFFECT, NOT_RECURRING, TOO_FEW, MISSING = (
     "slower",
     "faster",
@@ -49,12 +61,19 @@ def ratio_interval(
     """Bootstrap interval of median(b) / median(a); (nan, nan) below MIN_VALUES per side."""
     if len(a) < MIN_VALUES or len(b) < MIN_VALUES or np.median(a) == 0:
         return float("nan"), float("nan")
+    return _percentile_interval((a, b), _ratio, confidence, seed)
+
+
+def _percentile_interval(
+    samples: tuple[np.ndarray, ...], statistic: Callable, confidence: float, seed: int
+) -> tuple[float, float]:
+    """scipy's percentile bootstrap, each sample resampled on its own, a fixed seed."""
     with warnings.catch_warnings():
         # Identical values give a degenerate (zero-width) interval, which is the right answer.
         warnings.simplefilter("ignore")
         res = bootstrap(
-            (a, b),
-            _ratio,
+            samples,
+            statistic,
             paired=False,
             vectorized=True,
             confidence_level=confidence,
@@ -63,6 +82,36 @@ def ratio_interval(
             rng=np.random.default_rng(seed),
         )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def _balanced(first_a: np.ndarray, first_b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.sqrt(np.median(first_a, axis=axis) * np.median(first_b, axis=axis))
+
+
+def strata(ratios: np.ndarray, a_first: np.ndarray) -> list[np.ndarray]:
+    """The per-round ratios split by which variant went first: both strata when each has at
+    least two rounds, else all ratios as one (a design that did not alternate)."""
+    split = [ratios[a_first], ratios[~a_first]]
+    return split if min(len(x) for x in split) >= 2 else [ratios]
+
+
+def order_balanced(ratios: np.ndarray, a_first: np.ndarray) -> float:
+    """The geometric mean of the median ratio of the rounds a went first and of those b went
+    first: a first-execution penalty p multiplies one stratum's ratios by p and divides the
+    other's, so it cancels, whatever its size."""
+    parts = strata(ratios, a_first)
+    return float(_balanced(*parts)) if len(parts) == 2 else float(np.median(parts[0]))
+
+
+def paired_interval(
+    ratios: np.ndarray, a_first: np.ndarray, confidence: float = CONFIDENCE, seed: int = SEED
+) -> tuple[float, float]:
+    """Bootstrap interval of `order_balanced`, each stratum resampled on its own (the order was
+    fixed by design, not drawn); (nan, nan) below MIN_VALUES rounds."""
+    if len(ratios) < MIN_VALUES:
+        return float("nan"), float("nan")
+    parts = strata(ratios, a_first)
+    return _percentile_interval(tuple(parts), _balanced if len(parts) == 2 else np.median, confidence, seed)
 
 
 def session_pairs(n_a: int, n_b: int) -> list[tuple[int, int]]:
@@ -84,6 +133,57 @@ def side(ratio: float, threshold: float) -> int:
     return 0
 
 
+def _empty(estimator: str) -> dict[str, float | int | str]:
+    nan = float("nan")
+    return {"ratio": nan, "ci_low": nan, "ci_high": nan, "pairs": 0, "recurring": 0, "estimator": estimator}
+
+
+def _verdict(
+    out: dict[str, float | int | str], pair_ratios: list[float], threshold: float
+) -> dict[str, float | int | str]:
+    """The effect of a cell from its interval and each session pair's own ratio."""
+    low, high = float(out["ci_low"]), float(out["ci_high"])
+    if np.isnan(low):
+        return out | {"effect": TOO_FEW}
+    out["pairs"] = len(pair_ratios)
+    # The interval wholly beyond the threshold on one side: both ends on the same side.
+    direction = side(low, threshold) if side(low, threshold) == side(high, threshold) else 0
+    if direction == 0:
+        return out | {"effect": NO_EFFECT}
+    out["recurring"] = sum(side(r, threshold) == direction for r in pair_ratios)
+    if out["recurring"] < len(pair_ratios):
+        return out | {"effect": NOT_RECURRING}
+    return out | {"effect": SLOWER if direction > 0 else FASTER}
+
+
+def paired_effect(
+    rounds: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    threshold: float,
+    confidence: float = CONFIDENCE,
+) -> dict[str, float | int | str]:
+    """One cell's effect from each session's values of a and b aligned round by round, with
+    whether a ran first in that round.
+
+    Returns:
+        As `effect`, with ratio the order-balanced per-round ratio (`order_balanced`) pooled
+        over the sessions, and a session's own ratio (for recurrence) the same over its rounds.
+    """
+    out = _empty(PAIRED)
+    sessions = []
+    for a, b, a_first in rounds:
+        ratios = np.asarray(b, float) / np.asarray(a, float)
+        keep = np.isfinite(ratios)
+        if keep.any():
+            sessions.append((ratios[keep], np.asarray(a_first, bool)[keep]))
+    if not sessions:
+        return out | {"effect": MISSING}
+    ratios = np.concatenate([r for r, _ in sessions])
+    a_first = np.concatenate([f for _, f in sessions])
+    out["ratio"] = order_balanced(ratios, a_first)
+    out["ci_low"], out["ci_high"] = paired_interval(ratios, a_first, confidence)
+    return _verdict(out, [order_balanced(r, f) for r, f in sessions], threshold)
+
+
 def effect(
     a: Sequence[np.ndarray], b: Sequence[np.ndarray], threshold: float, confidence: float = CONFIDENCE
 ) -> dict[str, float | int | str]:
@@ -95,29 +195,12 @@ def effect(
     """
     pooled_a = np.concatenate([np.asarray(x, float) for x in a]) if a else np.array([])
     pooled_b = np.concatenate([np.asarray(x, float) for x in b]) if b else np.array([])
-    out: dict[str, float | int | str] = {
-        "ratio": float("nan"),
-        "ci_low": float("nan"),
-        "ci_high": float("nan"),
-        "pairs": 0,
-        "recurring": 0,
-    }
+    out = _empty(INDEPENDENT)
     if len(pooled_a) == 0 or len(pooled_b) == 0:
         return out | {"effect": MISSING}
     out["ratio"] = float(_ratio(pooled_a, pooled_b)) if np.median(pooled_a) else float("nan")
-    low, high = ratio_interval(pooled_a, pooled_b, confidence)
-    out["ci_low"], out["ci_high"] = low, high
-    if np.isnan(low):
-        return out | {"effect": TOO_FEW}
+    out["ci_low"], out["ci_high"] = ratio_interval(pooled_a, pooled_b, confidence)
     pairs = [
         (a[i], b[j]) for i, j in session_pairs(len(a), len(b)) if len(a[i]) and len(b[j]) and np.median(a[i])
     ]
-    out["pairs"] = len(pairs)
-    # The interval wholly beyond the threshold on one side: both ends on the same side.
-    direction = side(low, threshold) if side(low, threshold) == side(high, threshold) else 0
-    if direction == 0:
-        return out | {"effect": NO_EFFECT}
-    out["recurring"] = sum(side(float(_ratio(x, y)), threshold) == direction for x, y in pairs)
-    if out["recurring"] < len(pairs):
-        return out | {"effect": NOT_RECURRING}
-    return out | {"effect": SLOWER if direction > 0 else FASTER}
+    return _verdict(out, [float(_ratio(x, y)) for x, y in pairs], threshold)

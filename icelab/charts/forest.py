@@ -1,5 +1,5 @@
-"""A forest plot of a comparison's effects: per cell, the ratio of medians (b over a) with its
-bootstrap interval, the no-change line at 1 and the threshold band around it."""
+"""A forest plot of a comparison's effects: per cell, the ratio b over a (of medians, or paired
+round by round) with its bootstrap interval, the no-change line at 1 and the threshold band around it."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def forest_chart(
     """
     rows = table[(table["timing"] == timing) & table["ratio"].notna()].reset_index(drop=True)
     if rows.empty:
-        raise ValueError(f"no {timing} cell with a ratio of medians to draw")
+        raise ValueError(f"no {timing} cell with a ratio to draw")
     y = np.arange(len(rows))[::-1]
     fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.28 * len(rows) + 1.2)))
     ax.axvspan(1 - threshold, 1 + threshold, color="#d9d9d9", alpha=0.6, lw=0, label=f"1 ± {threshold:.0%}")
@@ -46,6 +46,8 @@ def forest_chart(
             ax.plot([], [], "o-", color=color, label=effect)
     ax.set_yticks(y)
     ax.set_yticklabels([f"{r.query_id} · {r.variant} · {r.window}" for r in rows.itertuples()], fontsize=7)
-    ax.set_xlabel(f"{timing}: median(b) / median(a), {confidence:.0%} bootstrap interval")
+    paired = "estimator" in rows.columns and (rows["estimator"] == "paired").all()
+    estimate = "per-round b / a, order-balanced" if paired else "median(b) / median(a)"
+    ax.set_xlabel(f"{timing}: {estimate}, {confidence:.0%} bootstrap interval")
     ax.legend(loc="best")
     return finish(fig, title, run_dir, path)

@@ -33,7 +33,7 @@ from icelab.core.runs import Run, find_run
 KEYS = ["query_id", "variant", "window"]
 TIMINGS = ["planning_ms", "execution_ms", "total_ms"]
 STATS = ["n_a", "n_b", "median_a", "median_b", "change", "p_value", "min_p"]
-EFFECT_COLUMNS = ["ratio", "ci_low", "ci_high", "pairs", "recurring", "effect"]
+EFFECT_COLUMNS = ["ratio", "ci_low", "ci_high", "pairs", "recurring", "estimator", "effect"]
 SHOWN = [
     *KEYS,
     "timing",
@@ -115,6 +115,29 @@ def _values(sessions: list[dict[tuple, pd.DataFrame]], key: tuple, timing: str) 
     return [s[key][timing].dropna().to_numpy(float) if key in s else np.array([]) for s in sessions]
 
 
+def _rounds(
+    sessions_a: list[dict[tuple, pd.DataFrame]],
+    sessions_b: list[dict[tuple, pd.DataFrame]],
+    key: tuple,
+    timing: str,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per session, the values of a and b of one cell aligned by repetition (the rounds both ran),
+    and whether a was measured first in each of those rounds."""
+    out = []
+    columns = ["repetition", "measured_utc", timing]
+    for sa, sb in zip(sessions_a, sessions_b, strict=True):
+        if key not in sa or key not in sb:
+            continue
+        both = pd.merge(
+            sa[key][columns].dropna(), sb[key][columns].dropna(), on="repetition", suffixes=("_a", "_b")
+        )
+        a_first = pd.to_datetime(both["measured_utc_a"]) < pd.to_datetime(both["measured_utc_b"])
+        out.append(
+            (both[f"{timing}_a"].to_numpy(float), both[f"{timing}_b"].to_numpy(float), a_first.to_numpy(bool))
+        )
+    return out
+
+
 def compare(
     a: pd.DataFrame | Sequence[pd.DataFrame],
     b: pd.DataFrame | Sequence[pd.DataFrame],
@@ -122,14 +145,17 @@ def compare(
     min_change: float = 0.10,
     correction: str = "bh",
     confidence: float = effects.CONFIDENCE,
+    paired: bool = False,
 ) -> pd.DataFrame:
     """One row per (query, variant, window, timing): sizes, medians, relative change (b over a,
     positive = slower), p-value, p-value adjusted over every testable cell, and verdict; then
     the ratio of medians with its bootstrap interval and the effect (`icelab.bench.effects`).
 
     `a` and `b` are one run's measurements or several sessions' each: the values are pooled per
-    side, and an effect must also recur in every session pair. Dozens of cells are tested at
-    once; without a correction, 5% of unchanged cells would be flagged at alpha 0.05 by chance.
+    side, and an effect must also recur in every session pair. With `paired`, session i of a and
+    of b are the same session (two variants of one run): the effect then comes from the per-round
+    ratios, balanced over which variant went first (`effects.paired_effect`). Dozens of cells are
+    tested at once; without a correction, 5% of unchanged cells would be flagged at alpha 0.05 by chance.
     """
     sessions_a, sessions_b = _sessions(a), _sessions(b)
     keys = [k for s in (*sessions_a, *sessions_b) for k in s]
@@ -144,6 +170,14 @@ def compare(
             med_b = float(np.median(vb)) if len(vb) else float("nan")
             change = (med_b - med_a) / med_a if med_a else float("nan")
             p = _p_value(va, vb)
+            if paired:
+                effect = effects.paired_effect(
+                    _rounds(sessions_a, sessions_b, key, timing), min_change, confidence
+                )
+            else:
+                effect = effects.effect(
+                    [x for x in per_a if len(x)], [x for x in per_b if len(x)], min_change, confidence
+                )
             rows.append(
                 {
                     **dict(zip(KEYS, key, strict=True)),
@@ -155,9 +189,7 @@ def compare(
                     "change": change,
                     "p_value": p,
                     "min_p": min_p(len(va), len(vb)),
-                    **effects.effect(
-                        [x for x in per_a if len(x)], [x for x in per_b if len(x)], min_change, confidence
-                    ),
+                    **effect,
                 }
             )
     table = pd.DataFrame(rows, columns=[*KEYS, "timing", *STATS, *EFFECT_COLUMNS])
@@ -329,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         except LookupError as exc:
             print(f"icelab: error: {exc}", file=sys.stderr)
             return 2
+    # Two variants of the same sessions were measured round by round side by side: pair them.
+    paired = bool(args.variants) and [r.path for r in runs_a] == [r.path for r in runs_b]
     table = compare(
         frames_a,
         frames_b,
@@ -336,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         args.min_change,
         args.correction,
         args.confidence,
+        paired,
     )
     a, b = runs_a[0], runs_b[0]
     names = [",".join(r.run_id for r in runs) for runs in (runs_a, runs_b)]
@@ -346,8 +381,14 @@ def main(argv: list[str] | None = None) -> int:
         f"and |change| >= {args.min_change:.0%}"
     )
     pairs = len(effects.session_pairs(len(runs_a), len(runs_b)))
+    estimate = (
+        "the per-round ratios b / a (paired; the geometric mean of their medians over the rounds a "
+        "went first and those b went first)"
+        if paired
+        else "median(b) / median(a)"
+    )
     print(
-        f"  effect when the {args.confidence:.0%} bootstrap interval of median(b) / median(a) lies "
+        f"  effect when the {args.confidence:.0%} bootstrap interval of {estimate} lies "
         f"wholly beyond 1 +/- {args.min_change:.0%} and every one of {pairs} session pair(s) agrees"
         + (" (one pair: recurrence not tested; give several sessions per side)" if pairs == 1 else "")
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -193,6 +194,17 @@ def test_two_variants_of_one_run_meet_cell_by_cell(tmp_path, capsys):
     q = table[(table["query_id"] == "q16_region_join_month") & (table["timing"] == "planning_ms")].iloc[0]
     cell = m[m["query_id"] == "q16_region_join_month"].groupby("variant")["planning_ms"].median()
     assert (q["median_a"], q["median_b"]) == (cell["iceberg/initial"], cell["iceberg/optimized"])
+    # The same run on both sides: the variants were measured in the same rounds, so paired.
+    assert set(table["estimator"]) == {"paired"}
+    assert "per-round ratios b / a (paired" in capsys.readouterr().out
+    two = FIXTURE / "canonical" / "20261121T134249Z-cce90f"
+    other = tmp_path / "other"
+    shutil.copytree(two, other)
+    assert (
+        main([str(run), str(other), "--out", str(out), "--variants", "iceberg/initial", "iceberg/optimized"])
+        == 0
+    )
+    assert set(pd.read_csv(out)["estimator"]) == {"independent"}
     assert main([*args[:4], "--variants", "iceberg/initial", "iceberg/nope"]) == 2
     assert "no variant 'iceberg/nope' in a compared run (it has: parquet, iceberg/initial" in (
         capsys.readouterr().err
