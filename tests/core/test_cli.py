@@ -83,8 +83,7 @@ CASES = [
     ),
     pytest.param(
         ["experiment=canonical", "experiment.optimized=fast"],
-        "experiment.optimized='fast' is not a selected setup (selected: initial, vectorization, "
-        "nested_pruning, manifest_rewrite, snapshot_expiry, optimized)",
+        "experiment.optimized='fast' is not a selected setup (selected: initial, optimized)",
         id="setup-not-selected",
     ),
     pytest.param(
@@ -93,7 +92,7 @@ CASES = [
         id="plant-unknown-query",
     ),
     pytest.param(
-        ["experiment=canonical", "profile=[as_ingested]"],
+        ["experiment=canonical", "setup=[initial,manifest_rewrite]", "profile=[as_ingested]"],
         "setup 'manifest_rewrite' needs profile 'rewrite_8mb', which is not selected (selected: as_ingested)",
         id="setup-needs-profile",
     ),
