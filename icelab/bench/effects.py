@@ -204,3 +204,37 @@ def effect(
         (a[i], b[j]) for i, j in session_pairs(len(a), len(b)) if len(a[i]) and len(b[j]) and np.median(a[i])
     ]
     return _verdict(out, [float(_ratio(x, y)) for x, y in pairs], threshold)
+
+
+def geomean_interval(
+    cells: Sequence[tuple[Sequence[np.ndarray], Sequence[np.ndarray]]],
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> tuple[float, float, float]:
+    """The geometric mean over queries of sum(medians of b's parts) / sum(medians of a's parts),
+    and its bootstrap interval.
+
+    Each cell is one query: (a's parts, b's parts), a part being the values of one timing (the
+    planning values alone, or planning and execution, whose medians add up to the total as the
+    charts stack them). The queries are the fixed workload, not a sample of queries: only the
+    measurement noise is resampled, each part of each cell on its own. (nan, nan) interval when a
+    part has fewer than MIN_VALUES values.
+    """
+    arrays = [np.asarray(x, float) for a, b in cells for x in (*a, *b)]
+    shape = [(len(a), len(b)) for a, b in cells]
+
+    def geomean(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        logs, i = [], 0
+        for n_a, n_b in shape:
+            a = sum(np.median(s, axis=axis) for s in samples[i : i + n_a])
+            b = sum(np.median(s, axis=axis) for s in samples[i + n_a : i + n_a + n_b])
+            logs.append(np.log(b / a))
+            i += n_a + n_b
+        return np.exp(np.mean(logs, axis=0))
+
+    if not arrays or any(len(x) == 0 for x in arrays):
+        return float("nan"), float("nan"), float("nan")
+    estimate = float(geomean(*arrays))
+    if min(len(x) for x in arrays) < MIN_VALUES:
+        return estimate, float("nan"), float("nan")
+    return (estimate, *_percentile_interval(tuple(arrays), geomean, confidence, seed))

@@ -135,3 +135,35 @@ def geomeans(per_query: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def geomean_intervals(measurements: pd.DataFrame, reference: str, confidence: float = 0.95) -> pd.DataFrame:
+    """Per variant other than `reference`: the geometric mean over queries of its ratio to the
+    reference (planning, execution, total as median planning + median execution), with a
+    bootstrap interval of the measurement noise (`effects.geomean_interval`): `<part>_geomean`,
+    `<part>_ci_low`, `<part>_ci_high`. Queries the reference lacks, or with failed rows only, are
+    left out."""
+    from icelab.bench import effects
+
+    ok = measurements[(~measurements["warmup"].astype(bool)) & (measurements["status"] == "ok")]
+    values = {
+        key: {t: g[t].dropna().to_numpy(float) for t in ("planning_ms", "execution_ms")}
+        for key, g in ok.groupby(["query_id", "window", "variant"], sort=False)
+    }
+    parts = {"planning_ms": ["planning_ms"], "execution_ms": ["execution_ms"]}
+    parts["total_ms"] = ["planning_ms", "execution_ms"]
+    rows = []
+    for variant in dict.fromkeys(ok["variant"]):
+        if variant == reference:
+            continue
+        row: dict[str, object] = {"variant": variant}
+        for part, timings in parts.items():
+            cells = [
+                ([values[(q, w, reference)][t] for t in timings], [v[t] for t in timings])
+                for (q, w, var), v in values.items()
+                if var == variant and (q, w, reference) in values
+            ]
+            est, low, high = effects.geomean_interval(cells, confidence)
+            row |= {f"{part}_geomean": est, f"{part}_ci_low": low, f"{part}_ci_high": high}
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -149,13 +149,16 @@ def finish(run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg:
     facts = plan_check(measurements)
     write_csv(run_dir / "plan_check.csv", facts)
     initial = f"iceberg/{ccfg.initial}"
-    gains = stats.gains(summary, initial)
+    iceberg = measurements[measurements["format"] == "iceberg"]
+    gains = _with_intervals(stats.gains(summary, initial), iceberg, initial)
     write_csv(run_dir / "gains.csv", gains)
     versus = setups = None
     if PARQUET in set(summary["variant"]):
         versus = stats.ratios(summary, PARQUET)
         write_csv(run_dir / "versus_parquet.csv", versus)
-        setups = stats.geomeans(versus[versus["variant"] != PARQUET], summary)
+        setups = _with_intervals(
+            stats.geomeans(versus[versus["variant"] != PARQUET], summary), measurements, PARQUET
+        )
         write_csv(run_dir / "setups.csv", setups)
     charts = write_charts(run_dir)
     lines = [report_queries(summary, facts, ccfg), ""]
@@ -164,6 +167,23 @@ def finish(run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg:
     lines += [report_gains(gains, initial), ""]
     lines.append(f"results: {run_dir} (charts: {', '.join(p.name for p in charts)})")
     return "\n".join(lines)
+
+
+def _with_intervals(geomeans: pd.DataFrame, measurements: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """`geomeans` with the bootstrap interval of each geometric mean (`<part>_ci_low`, `_ci_high`)."""
+    intervals = stats.geomean_intervals(measurements, reference)
+    if intervals.empty:
+        return geomeans
+    ci = [c for c in intervals.columns if "_ci_" in c]
+    return geomeans.merge(intervals[["variant", *ci]], on="variant", how="left")
+
+
+def _ci(rec: dict[str, Any], part: str, invert: bool = False) -> str:
+    low, high = rec.get(f"{part}_ci_low"), rec.get(f"{part}_ci_high")
+    if low is None or pd.isna(low):
+        return ""
+    low, high = (1 / high, 1 / low) if invert else (low, high)
+    return f" [{low:.2f}, {high:.2f}]"
 
 
 def _ms(value: Any) -> str:
@@ -206,13 +226,16 @@ def _x(value: Any) -> str:
 
 def report_setups(setups: pd.DataFrame) -> str:
     """Iceberg / Parquet per setup: geometric means, the worst query, the planning share."""
-    lines = ["Iceberg / Parquet, geometric mean over queries (planning, execution, total); worst query"]
+    lines = [
+        "Iceberg / Parquet, geometric mean over queries (planning, execution, total) [95% bootstrap "
+        "interval, when every cell has 5 values]; worst query"
+    ]
     for rec in setups.to_dict("records"):
         share = "-" if rec["planning_share"] is None else f"{rec['planning_share']:.0%}"
+        cells = [f"{_x(rec[f'{t}_geomean'])}{_ci(rec, t)}" for t in stats.PARTS]
         lines.append(
-            f"  {rec['variant']:<26} {_x(rec['planning_ms_geomean']):>7} {_x(rec['execution_ms_geomean']):>7}"
-            f" {_x(rec['total_ms_geomean']):>7}   worst {rec['worst_query']} {_x(rec['worst_total_ratio'])}"
-            f"   planning share {share}"
+            f"  {rec['variant']:<26} {'  '.join(cells)}   worst {rec['worst_query']} "
+            f"{_x(rec['worst_total_ratio'])}   planning share {share}"
         )
     return "\n".join(lines)
 
@@ -222,7 +245,10 @@ def report_gains(gains: pd.DataFrame, initial: str) -> str:
     lines = [f"speed-up over {initial}, geometric mean over queries (planning, execution, total)"]
     for rec in gains.to_dict("records"):
         cells = [
-            "-" if rec[f"{t}_geomean"] is None else f"{1 / rec[f'{t}_geomean']:.2f}x" for t in stats.PARTS
+            "-"
+            if rec[f"{t}_geomean"] is None
+            else f"{1 / rec[f'{t}_geomean']:.2f}x{_ci(rec, t, invert=True)}"
+            for t in stats.PARTS
         ]
-        lines.append(f"  {rec['variant']:<26} {cells[0]:>7} {cells[1]:>7} {cells[2]:>7}")
+        lines.append(f"  {rec['variant']:<26} {'  '.join(cells)}")
     return "\n".join(lines)

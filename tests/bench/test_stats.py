@@ -83,3 +83,42 @@ def test_ratios_and_geomeans_against_a_reference():
     assert means.loc["x", "planning_ms_geomean"] == pytest.approx(8**0.5)
     assert means.loc["x", "worst_query"] == "a"  # total 100/100 = 1.0 for both; first maximum
     assert means.loc["x", "planning_share"] == pytest.approx(60 / 200)
+
+
+def _noisy(rng, variant: str, planning: float, execution: float, reps: int) -> list[dict]:
+    return [
+        dict(
+            query_id=f"q{q:02d}",
+            window="1d",
+            variant=variant,
+            repetition=r,
+            warmup=False,
+            status="ok",
+            planning_ms=planning * (1 + q / 10) * rng.lognormal(0, 0.05),
+            execution_ms=execution * (1 + q / 10) * rng.lognormal(0, 0.05),
+        )
+        for q in range(8)
+        for r in range(reps)
+    ]
+
+
+def test_geometric_means_get_an_interval_around_the_ratio_of_summed_medians():
+    """Iceberg plans 3x Parquet's 100 ms and executes as fast (900 ms): planning 3, execution 1,
+    total (300 + 900) / (100 + 900) = 1.2, each interval narrow and around its value; warm-ups and failures
+    left out; below 5 values per cell, the estimate without an interval."""
+    import numpy as np
+
+    from icelab.bench.stats import geomean_intervals
+
+    rng = np.random.default_rng(4)
+    rows = _noisy(rng, "parquet", 100, 900, 8) + _noisy(rng, "iceberg/initial", 300, 900, 8)
+    rows += [dict(rows[0], warmup=True, planning_ms=1e6), dict(rows[1], status="failed", execution_ms=1e6)]
+    got = geomean_intervals(pd.DataFrame(rows), "parquet").set_index("variant").loc["iceberg/initial"]
+    for part, expected in (("planning_ms", 3.0), ("execution_ms", 1.0), ("total_ms", 1.2)):
+        # The interval covers the value, give or take the 5% noise's chance of missing it by a hair.
+        assert got[f"{part}_ci_low"] <= 1.02 * expected and got[f"{part}_ci_high"] >= 0.98 * expected, part
+        assert got[f"{part}_geomean"] == pytest.approx(expected, rel=0.05), part
+        assert got[f"{part}_ci_high"] - got[f"{part}_ci_low"] < 0.1 * expected, part
+    few = _noisy(rng, "parquet", 100, 900, 4) + _noisy(rng, "iceberg/initial", 300, 900, 4)
+    got = geomean_intervals(pd.DataFrame(few), "parquet").iloc[0]
+    assert got["total_ms_geomean"] == pytest.approx(1.2, rel=0.05) and np.isnan(got["total_ms_ci_low"])

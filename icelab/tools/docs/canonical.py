@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,8 @@ class Canonical:
     plan: pd.DataFrame  # plan_check.csv
     initial: str  # variant label of the initial setup, e.g. iceberg/initial
     optimized: str
+    versus_ci: pd.DataFrame  # stats.geomean_intervals against Parquet, per Iceberg variant
+    gains_ci: pd.DataFrame  # stats.geomean_intervals against the initial setup
 
     @property
     def meta(self) -> dict:
@@ -150,6 +153,8 @@ def _load(path: Path, stamp: tuple[int, int]) -> Canonical:
         plan=pd.read_csv(run.path / "plan_check.csv"),
         initial=initial,
         optimized=optimized,
+        versus_ci=stats.geomean_intervals(measurements, PARQUET),
+        gains_ci=stats.geomean_intervals(measurements[measurements["format"] == "iceberg"], initial),
     )
 
 
@@ -349,8 +354,34 @@ def protocol(results: Path) -> str:
         f"cannot change execution. Execution is what costs: with {queries} queries on {variants} "
         f"variants, {' and '.join(cost)} (first to last `measured_utc` of the round, "
         f"{env['machine']['cores']} cores), so execution figures come from "
-        f"{spelled(e)} measured value{'' if e == 1 else 's'} per case (after the executed "
-        f"warm-up) and planning medians from {n}; a bigger machine can raise `protocol.executions`.\n"
+        f"{spelled(e)} measured value{'' if e == 1 else 's'} per case (after the "
+        + ("steady-state phase" if p.get("steady_k") else "executed warm-up")
+        + f") and planning medians from {n}; a bigger machine can raise `protocol.executions`."
+        + steady_sentence(c)
+        + "\n"
+    )
+
+
+def steady_sentence(c: Canonical) -> str:
+    """What the steady-state phase did (run.json `steady_state`), or nothing when it was off."""
+    p, record = c.meta["protocol"], c.meta.get("steady_state")
+    if not p.get("steady_k") or not record:
+        return ""
+    cases = record["cases"]
+    settled = [x for x in cases if x["settled"]]
+    needed = statistics.median(x["warmups"] for x in settled) if settled else float("nan")
+    m = c.measurements
+    steady = m[m["warmup"].astype(bool) & (m["repetition"] < -p["warmups"])]
+    at = pd.to_datetime(steady["measured_utc"])
+    took = (at.max() - at.min()).total_seconds() / 60 if len(at) else float("nan")
+    capped = sorted({short(x["query_id"]) for x in cases if not x["settled"]})
+    return (
+        f" Before the measured rounds, the steady-state phase executed each case back to back until "
+        f"its last {p['steady_k']} totals agreed within {p['steady_tolerance']:.0%}, at most "
+        f"{p['steady_cap']} times: {len(settled)} of {len(cases)} cases settled, after a median of "
+        f"{needed:g} executions, and the phase took {minutes(took)} minutes"
+        + (f"; not settled at the cap: {listing(capped)}" if capped else "")
+        + "."
     )
 
 
@@ -488,8 +519,20 @@ def run_paragraph(results: Path) -> str:
     )
 
 
+def interval(intervals: pd.DataFrame, variant: str, part: str, invert: bool = False) -> str:
+    """` [low, high]` of a geometric mean's bootstrap interval, inverted for a gain; empty when
+    a cell had too few values for one."""
+    rows = intervals[intervals["variant"] == variant] if len(intervals) else intervals
+    if rows.empty or pd.isna(rows.iloc[0][f"{part}_ci_low"]):
+        return ""
+    low, high = float(rows.iloc[0][f"{part}_ci_low"]), float(rows.iloc[0][f"{part}_ci_high"])
+    low, high = (1 / high, 1 / low) if invert else (low, high)
+    return f" [{low:.2f}, {high:.2f}]"
+
+
 def versus_parquet(results: Path) -> str:
-    """Iceberg / Parquet per setup: geometric means, the worst query by total, the planning share."""
+    """Iceberg / Parquet per setup: geometric means with their intervals, the worst query by
+    total, the planning share."""
     c = load(results)
     rows = []
     by = c.setups.set_index("variant")
@@ -498,9 +541,7 @@ def versus_parquet(results: Path) -> str:
         rows.append(
             [
                 f"`{setup(variant)}`",
-                ratio(r["planning_ms_geomean"]),
-                ratio(r["execution_ms_geomean"]),
-                ratio(r["total_ms_geomean"]),
+                *(ratio(r[f"{t}_geomean"]) + interval(c.versus_ci, variant, t) for t in stats.PARTS),
                 f"{short(r['worst_query'])} {ratio(r['worst_total_ratio'])}",
                 pct(r["planning_share"]),
             ]
@@ -510,10 +551,14 @@ def versus_parquet(results: Path) -> str:
 
 
 def gains_table(results: Path) -> str:
-    """Each setup against the initial one: initial / setup, geometric means (`gains.csv` inverted)."""
+    """Each setup against the initial one: initial / setup, geometric means (`gains.csv` inverted),
+    with their intervals."""
     c = load(results)
     rows = [
-        [f"`{setup(v)}`", *(ratio(c.gain(v, t)) for t in ("planning_ms", "execution_ms", "total_ms"))]
+        [
+            f"`{setup(v)}`",
+            *(ratio(c.gain(v, t)) + interval(c.gains_ci, v, t, invert=True) for t in stats.PARTS),
+        ]
         for v in c.iceberg
         if v != c.initial
     ]
