@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -140,13 +143,54 @@ def result_checksum(rows: list[Any]) -> str:
     return f"{len(rows)}:{total:x}"
 
 
-def measure(spark: SparkSession, sql: str, execute: bool = True, slow_by: float = 0.0) -> Measurement:
+@contextmanager
+def deadline(spark: SparkSession, timeout_s: float | None) -> Iterator[dict[str, bool]]:
+    """Cancel every Spark job of the session once `timeout_s` has passed (None: never).
+
+    What a job runs (an execution, or Iceberg's distributed planning) then fails and the
+    measurement becomes an error row; work on the driver alone (local planning) is not a job and
+    runs on. The dict says whether the deadline fired.
+    """
+    fired = {"fired": False}
+    if not timeout_s:
+        yield fired
+        return
+
+    def cancel() -> None:
+        fired["fired"] = True
+        spark.sparkContext.cancelAllJobs()
+
+    timer = threading.Timer(timeout_s, cancel)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield fired
+    finally:
+        timer.cancel()
+
+
+def measure(
+    spark: SparkSession,
+    sql: str,
+    execute: bool = True,
+    slow_by: float = 0.0,
+    timeout_s: float | None = None,
+) -> Measurement:
     """Plan, then (unless `execute` is false) execute, one query.
 
-    A failure is a measurement with its error, not a crash. `slow_by` (tests of the statistics
-    only: SetupConfig.plant) sleeps that fraction of the execution's own time before the
-    execution timer stops.
+    A failure is a measurement with its error, not a crash; so is a measurement whose Spark jobs
+    were cancelled after `timeout_s` (`deadline`). `slow_by` (tests of the statistics only:
+    SetupConfig.plant) sleeps that fraction of the execution's own time before the execution
+    timer stops.
     """
+    with deadline(spark, timeout_s) as fired:
+        out = _measure(spark, sql, execute, slow_by)
+    if fired["fired"] and out.status == "error":
+        out.error = f"cancelled after protocol.timeout_s={timeout_s:g}: {out.error}"[:500]
+    return out
+
+
+def _measure(spark: SparkSession, sql: str, execute: bool, slow_by: float) -> Measurement:
     out = Measurement()
     try:
         t0 = time.perf_counter_ns()

@@ -197,7 +197,13 @@ def run_rounds(
     def one(case: Case, repetition: int, warmup: bool, execute: bool) -> dict[str, Any]:
         before = requests.snapshot() if requests else {}
         with settings(spark, case.variant):
-            measured = measure(spark, case.sql, execute=execute, slow_by=case.variant.slow_by(case.query_id))
+            measured = measure(
+                spark,
+                case.sql,
+                execute=execute,
+                slow_by=case.variant.slow_by(case.query_id),
+                timeout_s=protocol.timeout_s,
+            )
         row = row_of(case, repetition, warmup, measured)
         keep(row | requests.since(before) if requests else row)
         failpoints.point("protocol.measurement")

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from icelab.charts import Chart, canonical, expiry, health, planning, schema_table
+from icelab.charts import Chart, canonical, costmodel, expiry, health, planning, schema_table
 from icelab.core.runs import Run, select_runs
 
 # experiment.task -> what draws its charts into a directory.
@@ -24,6 +24,7 @@ WRITERS: dict[str, Callable[[Path, Path], list[Chart]]] = {
     "doctor": health.charts,
     "snapshot_expiry": expiry.charts,
     "schema_evolution": schema_table.charts,
+    "metadata_scale": costmodel.charts,
 }
 DRAWN = (".png", ".svg", ".md", ".html")
 

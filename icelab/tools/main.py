@@ -22,6 +22,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "reference": ("icelab.tools.reference", "copy complete runs into results/reference and redraw"),
     "schema-check": ("icelab.tools.schema_check", "is each schema change safe, rejected or a hazard"),
     "doctor": ("icelab.tools.doctor", "manifest health and rewrite advice on any Iceberg table"),
+    "costmodel": ("icelab.tools.costmodel", "planning cost model: a table's planning per manifest layout"),
     "docs": ("icelab.tools.docs", "rewrite the figure blocks of README.md and docs/ from results"),
 }
 

@@ -212,3 +212,15 @@ def test_a_planted_slowdown_sleeps_inside_execution_only_where_asked(ctx, tiny):
     assert planted.execution_ms >= 3 * planted.planted_ms
     assert "planted_ms" not in planted.as_row()  # not a contract column
     assert measure(ctx.spark, sql, execute=False, slow_by=0.5).planted_ms == 0  # nothing executed
+
+
+def test_a_measurement_past_its_timeout_is_cancelled_into_an_error_row(ctx, tiny):
+    """protocol.timeout_s: the session's jobs are cancelled, the row says so, and the session
+    goes on measuring; without a timeout the same query completes (the test above)."""
+    sql, least_ms = slow_count(ctx.spark, tiny.dataset.parquet_table)
+    timeout_s = least_ms / 1e3 / 4
+    m = measure(ctx.spark, sql, timeout_s=timeout_s)
+    assert m.status == "error" and not m.executed
+    assert m.error.startswith(f"cancelled after protocol.timeout_s={timeout_s:g}: ")
+    after = measure(ctx.spark, count_sql(tiny.dataset.parquet_table), timeout_s=timeout_s)
+    assert after.status == "ok", after.error

@@ -46,11 +46,23 @@ CASES = [
     pytest.param(
         ["experiment=nope"],
         "unknown experiment 'nope' (choose from: canonical, datagen, doctor, manifest_8mb, manifest_health, "
-        "manifest_sweep, schema_evolution, smoke, snapshot_expiry, verify)",
+        "manifest_sweep, metadata_scale, schema_evolution, smoke, snapshot_expiry, verify)",
         id="unknown-experiment",
     ),
     pytest.param(
         ["dataset=huge"], "unknown dataset 'huge' (choose from: medium, small, tiny)", id="unknown-dataset"
+    ),
+    pytest.param(
+        ["experiment=metadata_scale", "meta=[meta_micro]", "meta.meta_micro.data_files=100"],
+        "invalid config: meta.meta_micro: 100 data files over 10 manifests x 30 days: as ingested every "
+        "manifest spans nearly every day, so give at least manifests x days files",
+        id="metadata-state-too-few-files",
+    ),
+    pytest.param(
+        ["experiment=metadata_scale", "meta=[meta_micro]", "experiment.meta_dir=s3a://bucket/meta"],
+        "s3a://bucket/meta: metadata-scale states are built on local disk (the Parquet side is a tree of "
+        "sparse placeholder files); give a local paths.data_dir or experiment.meta_dir",
+        id="metadata-state-not-on-local-disk",
     ),
     pytest.param(
         ["paths.copy_from=/nonexistent-icelab-source"],

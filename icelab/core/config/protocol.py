@@ -27,6 +27,11 @@ class ProtocolConfig(_Strict):
         default=0.05, gt=0, description="the last k agree when (max - min) / median is at most this"
     )
     steady_cap: int = Field(default=10, ge=1, description="executed warm-ups per case at most")
+    timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="cancel the session's Spark jobs when one measurement runs longer (an error row)",
+    )
 
     @model_validator(mode="after")
     def _executions(self) -> ProtocolConfig:

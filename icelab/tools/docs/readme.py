@@ -59,6 +59,12 @@ EXPERIMENTS = (
         "canonical", "23 queries, Parquet vs Iceberg initial/optimized setups", "Figures 8, 9", "canonical.md"
     ),
     Experiment(
+        "metadata_scale",
+        "planning only, on metadata of 200k to 10M data files: layouts, planning modes, windows",
+        "planning vs files",
+        "metadata-scale.md",
+    ),
+    Experiment(
         "schema_evolution",
         "schema-change scenarios on real tables vs the checker",
         "outcome table",
@@ -78,6 +84,9 @@ def duration(run: Run) -> str:
     if run.experiment == "doctor":
         entries = json.loads((run.path / "report.json").read_text())["reader"]["entries"]
         dataset = f"{entries:,} entries"
+    if run.experiment == "metadata_scale":
+        files = [state["data_files"] for state in run.meta().get("states", {}).values()]
+        dataset = f"{min(files):,} to {max(files):,} entries" if files else "no state"
     meta = run.meta()
     start = _utc(meta.get("process_started_utc") or meta.get("started_utc"))
     end = _utc(meta.get("finished_utc") or meta.get("ended_utc"))

@@ -1,0 +1,356 @@
+// Writes an Iceberg table state made of metadata only: data-file entries that carry what a real
+// entry of the event schema carries, committed through Iceberg's own API (icelab.datagen.metadata).
+// The data files do not exist: planning never opens one. Compiled by icelab.datagen.metadata.java
+// with javac against PySpark's jars and the Iceberg runtime jar; run as its own JVM.
+//
+// Entries are copies of real entries (every data file of a template table icelab wrote with
+// Spark), each given its own path, day partition and timestamp/date bounds, and its counts and
+// sizes scaled to the target's rows per file. Entry (commit, day, k) is drawn from a seed of its
+// own, so both layouts of one state hold the same entries:
+//   layout=as_ingested  manifest c holds commit c's entries over every day it touched; manifests
+//                       are committed in order, `manifests_per_commit` per fast append
+//   layout=clustered    entries sorted by day, days grouped into `ranges`, each range cut every
+//                       `entries_per_manifest` entries: how rewrite_manifests lays them out
+//                       (range-partitioned by the partition value, then rolled at the target size);
+//                       one fast append
+// Progress and the result are JSON lines on stdout.
+package icelab.metadata;
+
+import java.io.DataInputStream;
+import java.io.FileInputStream;
+import java.io.BufferedInputStream;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestWriter;
+import org.apache.iceberg.Metrics;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.hadoop.HadoopTables;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
+
+public final class MetaBuilder {
+  private static final long DAY_MICROS = 86_400_000_000L;
+
+  private final Map<String, String> args;
+  private final Table table;
+  private final PartitionSpec spec;
+  private final List<DataFile> templates = new ArrayList<>();
+  private final int commits;
+  private final int days;
+  private final int[][] counts;
+  private final long firstEpochDay;
+  private final long seed;
+  private final double scale;
+  private final int tsField;
+  private final int dateField;
+  private final String partitionField;
+  private final String parquetRoot;
+  private final AtomicLong entriesDone = new AtomicLong();
+
+  private MetaBuilder(Map<String, String> args) throws Exception {
+    this.args = args;
+    HadoopTables tables = new HadoopTables(new Configuration());
+    Table template = tables.load(need("template"));
+    this.table = tables.load(need("target"));
+    if (!table.schema().sameSchema(template.schema())) {
+      throw new IllegalArgumentException("target schema differs from the template's");
+    }
+    this.spec = table.spec();
+    try (CloseableIterable<FileScanTask> tasks = template.newScan().includeColumnStats().planFiles()) {
+      for (FileScanTask task : tasks) {
+        templates.add(task.file().copy());
+      }
+    }
+    if (templates.isEmpty()) {
+      throw new IllegalArgumentException("template table has no data files");
+    }
+    // Stable order: the same seed picks the same templates whatever order planning returned.
+    templates.sort((a, b) -> a.path().toString().compareTo(b.path().toString()));
+    this.commits = Integer.parseInt(need("commits"));
+    this.days = Integer.parseInt(need("days"));
+    this.counts = readCounts(need("counts"), commits, days);
+    this.firstEpochDay = LocalDate.parse(need("first_day")).toEpochDay();
+    this.seed = Long.parseLong(need("seed"));
+    this.scale = Double.parseDouble(need("scale"));
+    Schema schema = table.schema();
+    this.tsField = schema.findField(need("ts_column")).fieldId();
+    Types.NestedField date = schema.findField(args.getOrDefault("date_column", "date"));
+    this.dateField = date == null ? -1 : date.fieldId();
+    this.partitionField = spec.fields().get(0).name();
+    this.parquetRoot = args.getOrDefault("parquet_root", "");
+  }
+
+  private String need(String key) {
+    String value = args.get(key);
+    if (value == null) {
+      throw new IllegalArgumentException("missing argument " + key + "=...");
+    }
+    return value;
+  }
+
+  private static int[][] readCounts(String path, int commits, int days) throws Exception {
+    int[][] out = new int[commits][days];
+    try (DataInputStream in =
+        new DataInputStream(new BufferedInputStream(new FileInputStream(path), 1 << 16))) {
+      for (int c = 0; c < commits; c++) {
+        for (int d = 0; d < days; d++) {
+          out[c][d] = in.readInt();
+        }
+      }
+    }
+    return out;
+  }
+
+  private static Map<Integer, Long> scaled(Map<Integer, Long> source, double factor) {
+    if (source == null) {
+      return null;
+    }
+    Map<Integer, Long> out = new HashMap<>(source.size() * 2);
+    source.forEach((k, v) -> out.put(k, Math.round(v * factor)));
+    return out;
+  }
+
+  /** Entry (commit, day, k): the same entry in every layout. */
+  DataFile entry(int commit, int day, int k) {
+    long mix = seed * 0x9E3779B97F4A7C15L + ((long) commit << 40) + ((long) day << 24) + k;
+    SplittableRandom random = new SplittableRandom(mix);
+    DataFile template = templates.get(random.nextInt(templates.size()));
+    // Rows per file like the target dataset's: the template's, scaled, with some spread.
+    double factor = scale * (0.75 + 0.5 * random.nextDouble());
+    long rows = Math.max(1, Math.round(template.recordCount() * factor));
+    double f = (double) rows / template.recordCount();
+    long epochDay = firstEpochDay + day;
+    LocalDate date = LocalDate.ofEpochDay(epochDay);
+    Map<Integer, ByteBuffer> lower = new HashMap<>(template.lowerBounds());
+    Map<Integer, ByteBuffer> upper = new HashMap<>(template.upperBounds());
+    long start = epochDay * DAY_MICROS;
+    Types.NestedField ts = table.schema().findField(tsField);
+    lower.put(tsField, Conversions.toByteBuffer(ts.type(), start + random.nextLong(3_600_000_000L)));
+    upper.put(tsField, Conversions.toByteBuffer(ts.type(), start + DAY_MICROS - 1 - random.nextLong(3_600_000_000L)));
+    if (dateField >= 0) {
+      ByteBuffer value = Conversions.toByteBuffer(Types.DateType.get(), (int) epochDay);
+      lower.put(dateField, value);
+      upper.put(dateField, value.duplicate());
+    }
+    Metrics metrics =
+        new Metrics(
+            rows,
+            scaled(template.columnSizes(), f),
+            scaled(template.valueCounts(), f),
+            scaled(template.nullValueCounts(), f),
+            scaled(template.nanValueCounts(), f),
+            lower,
+            upper);
+    String name = "c" + commit + "-" + k + ".parquet";
+    return DataFiles.builder(spec)
+        .copy(template)
+        .withPath(table.location() + "/data/" + partitionField + "=" + date + "/" + name)
+        .withPartitionPath(partitionField + "=" + date)
+        .withRecordCount(rows)
+        .withFileSizeInBytes(Math.max(1, Math.round(template.fileSizeInBytes() * f)))
+        .withMetrics(metrics)
+        .build();
+  }
+
+  /** A sparse file of the entry's size where the Parquet table lists it (no blocks written). */
+  private void placeholder(int commit, int day, int k, DataFile file) throws Exception {
+    Path path =
+        Paths.get(parquetRoot, "date=" + LocalDate.ofEpochDay(firstEpochDay + day), "part-c" + commit + "-" + k + ".parquet");
+    try (RandomAccessFile out = new RandomAccessFile(path.toFile(), "rw")) {
+      out.setLength(file.fileSizeInBytes());
+    }
+  }
+
+  private ManifestWriter<DataFile> writer(String name) {
+    return ManifestFiles.write(2, spec, table.io().newOutputFile(table.location() + "/metadata/" + name), null);
+  }
+
+  private ManifestFile asIngestedManifest(int commit) throws Exception {
+    ManifestWriter<DataFile> out = writer("meta-c" + commit + "-m0.avro");
+    try {
+      for (int d = 0; d < days; d++) {
+        for (int k = 0; k < counts[commit][d]; k++) {
+          DataFile file = entry(commit, d, k);
+          out.add(file);
+          if (!parquetRoot.isEmpty()) {
+            placeholder(commit, d, k, file);
+          }
+        }
+      }
+    } finally {
+      out.close();
+    }
+    return out.toManifestFile();
+  }
+
+  private ManifestFile clusteredManifest(int index, int[] dayOf, int[] commitOf, int[] kOf, int from, int to)
+      throws Exception {
+    ManifestWriter<DataFile> out = writer("meta-r" + index + "-m0.avro");
+    try {
+      for (int i = from; i < to; i++) {
+        out.add(entry(commitOf[i], dayOf[i], kOf[i]));
+      }
+    } finally {
+      out.close();
+    }
+    return out.toManifestFile();
+  }
+
+  private static void emit(String json) {
+    synchronized (System.out) {
+      System.out.println(json);
+      System.out.flush();
+    }
+  }
+
+  private List<ManifestFile> runAll(List<java.util.concurrent.Callable<ManifestFile>> jobs, int threads)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<ManifestFile>> futures = new ArrayList<>();
+      for (java.util.concurrent.Callable<ManifestFile> job : jobs) {
+        futures.add(
+            pool.submit(
+                () -> {
+                  ManifestFile m = job.call();
+                  long done = entriesDone.addAndGet(m.addedFilesCount());
+                  emit("{\"manifest\": " + m.length() + ", \"entries\": " + done + "}");
+                  return m;
+                }));
+      }
+      List<ManifestFile> out = new ArrayList<>();
+      for (Future<ManifestFile> f : futures) {
+        out.add(f.get());
+      }
+      return out;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private void run() throws Exception {
+    int threads = Integer.parseInt(args.getOrDefault("threads", "2"));
+    String layout = need("layout");
+    long t0 = System.nanoTime();
+    List<java.util.concurrent.Callable<ManifestFile>> jobs = new ArrayList<>();
+    int commitsMade = 0;
+    List<ManifestFile> manifests;
+    if (layout.equals("as_ingested")) {
+      if (!parquetRoot.isEmpty()) {
+        for (int d = 0; d < days; d++) {
+          Files.createDirectories(Paths.get(parquetRoot, "date=" + LocalDate.ofEpochDay(firstEpochDay + d)));
+        }
+      }
+      for (int c = 0; c < commits; c++) {
+        final int commit = c;
+        jobs.add(() -> asIngestedManifest(commit));
+      }
+      manifests = runAll(jobs, threads);
+      long written = System.nanoTime();
+      int perCommit = Integer.parseInt(args.getOrDefault("manifests_per_commit", "1"));
+      for (int c = 0; c < manifests.size(); c += perCommit) {
+        AppendFiles append = table.newFastAppend();
+        for (ManifestFile m : manifests.subList(c, Math.min(c + perCommit, manifests.size()))) {
+          append.appendManifest(m);
+        }
+        append.commit();
+        commitsMade++;
+      }
+      emit("{\"commit_s\": " + (System.nanoTime() - written) / 1e9 + "}");
+    } else if (layout.equals("clustered")) {
+      long total = 0;
+      for (int[] row : counts) {
+        for (int n : row) {
+          total += n;
+        }
+      }
+      int[] dayOf = new int[(int) total];
+      int[] commitOf = new int[(int) total];
+      int[] kOf = new int[(int) total];
+      int i = 0;
+      for (int d = 0; d < days; d++) {
+        for (int c = 0; c < commits; c++) {
+          for (int k = 0; k < counts[c][d]; k++) {
+            dayOf[i] = d;
+            commitOf[i] = c;
+            kOf[i] = k;
+            i++;
+          }
+        }
+      }
+      // ranges: the first day of each range, comma-separated (range-partitioning by day never
+      // splits a day between two ranges); within a range, a manifest every entries_per_manifest.
+      String[] starts = need("ranges").split(",");
+      long perManifest = Long.parseLong(need("entries_per_manifest"));
+      int[] firstIndex = new int[days + 1];
+      for (int d = 0, idx = 0; d <= days; d++) {
+        firstIndex[d] = idx;
+        if (d < days) {
+          for (int c = 0; c < commits; c++) {
+            idx += counts[c][d];
+          }
+        }
+      }
+      int index = 0;
+      for (int r = 0; r < starts.length; r++) {
+        int from = firstIndex[Integer.parseInt(starts[r].trim())];
+        int to = r + 1 < starts.length ? firstIndex[Integer.parseInt(starts[r + 1].trim())] : (int) total;
+        for (int a = from; a < to; a += perManifest) {
+          final int lo = a, hi = (int) Math.min(to, a + perManifest), at = index++;
+          jobs.add(() -> clusteredManifest(at, dayOf, commitOf, kOf, lo, hi));
+        }
+      }
+      manifests = runAll(jobs, threads);
+      AppendFiles append = table.newFastAppend();
+      manifests.forEach(append::appendManifest);
+      append.commit();
+      commitsMade = 1;
+    } else {
+      throw new IllegalArgumentException("layout=" + layout + ": as_ingested or clustered");
+    }
+    long bytes = 0, entries = 0;
+    for (ManifestFile m : manifests) {
+      bytes += m.length();
+      entries += m.addedFilesCount();
+    }
+    emit(
+        "{\"done\": true, \"manifests\": " + manifests.size() + ", \"manifest_bytes\": " + bytes
+            + ", \"entries\": " + entries + ", \"commits\": " + commitsMade + ", \"templates\": "
+            + templates.size() + ", \"seconds\": " + (System.nanoTime() - t0) / 1e9 + "}");
+  }
+
+  public static void main(String[] argv) throws Exception {
+    Map<String, String> args = new HashMap<>();
+    for (String a : argv) {
+      int eq = a.indexOf('=');
+      if (eq < 0) {
+        throw new IllegalArgumentException("arguments are key=value: " + a);
+      }
+      args.put(a.substring(0, eq), a.substring(eq + 1));
+    }
+    new MetaBuilder(args).run();
+  }
+}

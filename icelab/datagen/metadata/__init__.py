@@ -1,0 +1,1 @@
+"""Metadata-only Iceberg table states at production file counts (docs/metadata-scale.md)."""

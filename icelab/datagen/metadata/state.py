@@ -1,0 +1,303 @@
+"""A metadata-scale table state: Iceberg tables of metadata only (one per manifest layout) and,
+up to a file count, the Parquet table's Hive `date=` tree of placeholder files.
+
+Layout under `<data_dir>/meta/<name>-<hash>/`:
+    counts.bin                      files per (ingest batch, day), big-endian int32
+    iceberg/bench/<layout>/metadata the Iceberg tables (Hadoop catalog meta_<hash>)
+    parquet/events/date=YYYY-MM-DD/ placeholder files: sparse, the entries' sizes, never opened
+    state.json                      written last: the completion mark (build times, disk, counts)
+
+Planning lists files and reads manifests but never opens a data file, so planning can be
+measured on these states; executing a query on them fails (the files do not exist).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pyspark.sql import SparkSession
+
+from icelab.core import locks, storage
+from icelab.core.config import EngineConfig, parse_size
+from icelab.core.config.metadata import MetadataScaleConfig, MetaSizeConfig
+from icelab.core.errors import UserError
+from icelab.core.session import register_iceberg_catalog
+from icelab.datagen.dataset import Dataset
+from icelab.datagen.ingest import create_iceberg_table
+from icelab.datagen.metadata import layout
+from icelab.datagen.metadata.java import run_builder, source_sha
+
+MARKER = "state.json"
+AS_INGESTED = "as_ingested"
+
+
+def meta_root(experiment: MetadataScaleConfig, data_dir: str) -> Path:
+    """Where states are built: `experiment.meta_dir`, else `<data_dir>/meta`.
+
+    Raises:
+        UserError: for a place that is not on local disk.
+    """
+    where = experiment.meta_dir or storage.join(storage.to_uri(data_dir), "meta")
+    uri = storage.to_uri(where)
+    if not uri.startswith("file:"):
+        raise UserError(
+            f"{where}: metadata-scale states are built on local disk (the Parquet side is a tree "
+            "of sparse placeholder files); give a local paths.data_dir or experiment.meta_dir"
+        )
+    return Path(uri.removeprefix("file://").removeprefix("file:"))
+
+
+@dataclass(frozen=True)
+class MetaState:
+    """One state: its config, the dataset whose entries it copies, its hash and place."""
+
+    name: str
+    size: MetaSizeConfig
+    experiment: MetadataScaleConfig
+    template: Dataset
+    seed: int
+    hash: str
+    path: Path
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        size: MetaSizeConfig,
+        experiment: MetadataScaleConfig,
+        template: Dataset,
+        data_dir: str,
+    ) -> MetaState:
+        """The state a config describes, under `experiment.meta_dir` or `<data_dir>/meta`.
+
+        Raises:
+            UserError: for a data directory that is not on local disk.
+        """
+        root = meta_root(experiment, data_dir)
+        spec = {
+            "size": size.model_dump(mode="json", include=set(BUILD_KEYS)),
+            "skew": experiment.model_dump(
+                mode="json",
+                include={"late_fraction", "late_max_days", "clock_skew_fraction", "touch", "rows_per_file"},
+            ),
+            "end": experiment.end.isoformat(),
+            "parquet": size.parquet and size.data_files <= experiment.parquet_max_files,
+            "seed": experiment.seed,
+            "template": template.hash,
+            # The code that decides the content: the Java builder and the layout draws.
+            "builder": source_sha(),
+            "layout": hashlib.sha256(Path(layout.__file__).read_bytes()).hexdigest()[:12],
+        }
+        digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+        return cls(name, size, experiment, template, experiment.seed, digest, root / f"{name}-{digest}")
+
+    @property
+    def label(self) -> str:
+        """`<name>-<hash>`: the `dataset` column of its measurements."""
+        return f"{self.name}-{self.hash}"
+
+    @property
+    def catalog(self) -> str:
+        """The Iceberg catalog of its tables, caches as the engine pins them (off)."""
+        return f"meta_{self.hash}"
+
+    @property
+    def cached_catalog(self) -> str:
+        """The same warehouse through a catalog with Iceberg's catalog and manifest caches on."""
+        return f"meta_{self.hash}_cached"
+
+    @property
+    def layouts(self) -> list[str]:
+        """`as_ingested`, then every rewrite layout."""
+        return [AS_INGESTED, *self.size.rewrites]
+
+    @property
+    def has_parquet(self) -> bool:
+        """Whether the Parquet placeholder tree is built (up to experiment.parquet_max_files)."""
+        return self.size.parquet and self.size.data_files <= self.experiment.parquet_max_files
+
+    def table(self, layout_name: str, cached: bool = False) -> str:
+        """A layout's Iceberg table name."""
+        return f"{self.cached_catalog if cached else self.catalog}.bench.{layout_name}"
+
+    def table_path(self, layout_name: str) -> Path:
+        """A layout's Iceberg table directory."""
+        return self.path / "iceberg" / "bench" / layout_name
+
+    @property
+    def parquet_path(self) -> Path:
+        """Root of the placeholder Parquet table."""
+        return self.path / "parquet" / "events"
+
+    @property
+    def parquet_table(self) -> str:
+        """Spark catalog name of the placeholder Parquet table."""
+        return f"spark_catalog.default.meta_{self.hash}"
+
+    @property
+    def first_day(self) -> dt.date:
+        """The first daily partition."""
+        return self.experiment.end - dt.timedelta(days=self.size.days)
+
+    def counts(self) -> np.ndarray:
+        """Files per (as-ingested manifest, day)."""
+        e = self.experiment
+        return layout.file_counts(
+            self.size.data_files,
+            self.size.manifests,
+            self.size.days,
+            self.seed,
+            late=e.late_fraction,
+            late_days=e.late_max_days,
+            skew=e.clock_skew_fraction,
+            touch=e.touch,
+        )
+
+
+# What decides a state's content (the rest of MetaSizeConfig is what is measured on it).
+BUILD_KEYS = ("data_files", "manifests", "manifests_per_commit", "days", "rewrites", "parquet")
+
+
+def register(spark: SparkSession, state: MetaState, engine: EngineConfig) -> None:
+    """Both catalogs of the state's warehouse, and its Parquet table when there is one."""
+    warehouse = storage.to_uri(str(state.path / "iceberg"))
+    register_iceberg_catalog(spark, state.catalog, warehouse, engine)
+    register_iceberg_catalog(
+        spark, state.cached_catalog, warehouse, engine.model_copy(update={"iceberg_metadata_cache": True})
+    )
+    if state.has_parquet:
+        register_parquet(spark, state)
+
+
+def register_parquet(spark: SparkSession, state: MetaState) -> None:
+    """The placeholder tree as a partitioned Parquet table, its schema the template's.
+
+    The schema cannot be inferred from placeholder files, so it is given; RECOVER PARTITIONS
+    lists the tree once, outside any timed section, as the real dataset's registration does.
+    """
+    schema = spark.table(state.template.parquet_table).schema
+    ddl = spark._jvm.org.apache.spark.sql.types.DataType.fromJson(schema.json()).toDDL()
+    spark.sql(f"DROP TABLE IF EXISTS {state.parquet_table}")
+    spark.sql(
+        f"CREATE TABLE {state.parquet_table} ({ddl}) USING parquet PARTITIONED BY (date) "
+        f"LOCATION '{storage.to_uri(str(state.parquet_path))}'"
+    )
+    spark.sql(f"ALTER TABLE {state.parquet_table} RECOVER PARTITIONS")
+
+
+def read_marker(state: MetaState) -> dict[str, Any] | None:
+    """The completion mark's content, or None for a missing or unfinished state."""
+    marker = state.path / MARKER
+    if not marker.exists():
+        return None
+    info = json.loads(marker.read_text())
+    return info if info.get("hash") == state.hash else None
+
+
+def disk_bytes(root: Path) -> int:
+    """Bytes the directory really occupies (allocated blocks: sparse placeholders count ~0)."""
+    total = 0
+    for folder, _, files in os.walk(root):
+        for name in files:
+            total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+    return total
+
+
+def ensure(
+    spark: SparkSession, state: MetaState, engine: EngineConfig, force: bool = False, progress: bool = True
+) -> dict[str, Any]:
+    """Reuse the finished state, or build it (an unfinished one is wiped first); register it.
+
+    Returns:
+        The completion mark's content: per layout manifests, bytes, entries and build seconds;
+        Parquet placeholder count; disk use.
+    """
+    what, key = f"metadata state {state.label}", locks.key_of(str(state.path))
+    locks.acquire(key, what, exclusive=True)
+    info = None if force else read_marker(state)
+    if info is None:
+        info = _build(spark, state, engine, progress)
+    locks.acquire(key, what, exclusive=False)
+    register(spark, state, engine)
+    return info
+
+
+def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress: bool) -> dict[str, Any]:
+    shutil.rmtree(state.path, ignore_errors=True)
+    state.path.mkdir(parents=True)
+    started = dt.datetime.now(dt.timezone.utc)
+    t0 = time.perf_counter()
+    counts = state.counts()
+    counts_file = state.path / "counts.bin"
+    counts.astype(">i4").tofile(counts_file)
+    register_iceberg_catalog(spark, state.catalog, storage.to_uri(str(state.path / "iceberg")), engine)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {state.catalog}.bench")
+    schema = spark.table(state.template.iceberg_table).schema
+    rows_per_file = spark.sql(f"SELECT avg(record_count) FROM {state.template.iceberg_table}.files").first()[
+        0
+    ]
+    common = {
+        "template": state.template.iceberg_uri.removeprefix("file://"),
+        "counts": str(counts_file),
+        "commits": state.size.manifests,
+        "days": state.size.days,
+        "first_day": state.first_day.isoformat(),
+        "seed": state.seed,
+        "scale": state.experiment.rows_per_file / rows_per_file,
+        "ts_column": "timestamp",
+        "threads": state.experiment.threads,
+    }
+    layouts: dict[str, Any] = {}
+    for name in state.layouts:
+        create_iceberg_table(spark, state.template, schema, table=state.table(name))
+        args = {**common, "target": str(state.table_path(name))}
+        if name == AS_INGESTED:
+            args |= {"layout": "as_ingested", "manifests_per_commit": state.size.manifests_per_commit}
+            if state.has_parquet:
+                args["parquet_root"] = str(state.parquet_path)
+        else:
+            entry_bytes = layouts[AS_INGESTED]["manifest_bytes"] / layouts[AS_INGESTED]["entries"]
+            target = parse_size(state.size.rewrites[name])
+            starts, per_manifest = layout.clustered_plan(counts.sum(axis=0), entry_bytes, target)
+            args |= {
+                "layout": "clustered",
+                "ranges": ",".join(map(str, starts)),
+                "entries_per_manifest": per_manifest,
+            }
+        t = time.perf_counter()
+        result = run_builder(
+            args, int(counts.sum()), engine.iceberg_jar, state.size.heap, f"{state.name} {name}", progress
+        )
+        layouts[name] = result | {"wall_s": time.perf_counter() - t, "target": state.size.rewrites.get(name)}
+    info = {
+        "name": state.name,
+        "hash": state.hash,
+        "path": str(state.path),
+        "created_utc": started.isoformat(timespec="seconds"),
+        "size": state.size.model_dump(mode="json"),
+        "template": {
+            "dataset": f"{state.template.config.name}-{state.template.hash}",
+            "rows_per_file": rows_per_file,
+        },
+        "data_files": int(counts.sum()),
+        "days": state.size.days,
+        "first_day": state.first_day.isoformat(),
+        "as_ingested_days_per_manifest": layout.manifest_days(counts).tolist(),
+        "layouts": layouts,
+        "parquet_files": int(counts.sum()) if state.has_parquet else 0,
+        "build_wall_s": time.perf_counter() - t0,
+        "disk_bytes": disk_bytes(state.path),
+    }
+    tmp = state.path / f"{MARKER}.tmp"
+    tmp.write_text(json.dumps(info, indent=2))
+    tmp.rename(state.path / MARKER)
+    return info

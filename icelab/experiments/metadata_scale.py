@@ -1,0 +1,299 @@
+"""Task `metadata_scale`: planning at production file counts, on table states made of metadata
+only (icelab.datagen.metadata): 200k to 10M data-file entries, each manifest layout, each
+planning mode, every window. Planning only: the data files do not exist, so no query executes.
+
+Writes, under results/runs/metadata_scale/<run_id>/: measurements.parquet (the contract; the
+`dataset` column names the state, `setup` the planning mode), states.csv (per state and layout:
+files, manifests, bytes, entry size, build time, disk), windows.csv (per state, layout and
+window: the manifests whose day range meets the window, their bytes and entries: what planning
+must read), summary.csv, env.json, config.yaml, run.json and the charts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import DictConfig
+from pyspark.sql import SparkSession
+
+from icelab.bench import stats
+from icelab.bench.context import open_context
+from icelab.bench.protocol import cases
+from icelab.bench.recorder import Recorder
+from icelab.bench.variants import NO_PROFILE, Variant
+from icelab.bench.windows import Window, load_query, parse_window
+from icelab.charts import chart_files
+from icelab.charts import costmodel as costmodel_charts
+from icelab.core import run_state
+from icelab.core.config import paths_config, protocol_config
+from icelab.core.config.metadata import MetadataScaleConfig, meta_configs, metadata_scale_config
+from icelab.core.results import write_csv
+from icelab.datagen.metadata.state import MetaState, ensure, meta_root
+
+PLANNING_MODE = "spark.sql.iceberg.data-planning-mode"
+LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+# Serial: the driver lists every partition directory itself; parallel: Spark's default, a
+# listing job once more than 32 paths are listed.
+LISTING = {"serial": str(2**31 - 1), "parallel": "32"}
+PLANNING_ONLY = "planning only: these table states hold metadata, not data files; no query is executed"
+
+
+@dataclass(frozen=True)
+class MetaVariant(Variant):
+    """A variant named by its state's layout and its planning mode (`iceberg/as_ingested/local`)."""
+
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        """The name given: unique within a state."""
+        return self.name
+
+
+def meta_variants(state: MetaState) -> list[Variant]:
+    """Parquet per listing mode, then each Iceberg layout per planning mode."""
+    found: list[Variant] = []
+    if state.has_parquet:
+        for mode in state.size.listing:
+            found.append(
+                MetaVariant(
+                    "parquet",
+                    NO_PROFILE,
+                    state.parquet_table,
+                    {LISTING_THRESHOLD: LISTING[mode]},
+                    setup=f"listing_{mode}",
+                    name=f"parquet/listing_{mode}",
+                )
+            )
+    for layout_name in state.layouts:
+        for mode in state.size.modes:
+            planning = "distributed" if mode == "distributed" else "local"
+            found.append(
+                MetaVariant(
+                    "iceberg",
+                    layout_name,
+                    state.table(layout_name, cached=mode == "local_cache"),
+                    {PLANNING_MODE: planning},
+                    setup=mode,
+                    name=f"iceberg/{layout_name}/{mode}",
+                )
+            )
+    return found
+
+
+def state_windows(state: MetaState, names: list[str]) -> list[Window]:
+    """The windows, ending where the state's days end."""
+    end = dt.datetime.combine(state.experiment.end, dt.time())
+    return [parse_window(name, end, dt.timedelta(days=state.size.days)) for name in names]
+
+
+def manifest_ranges(spark: SparkSession, table: str) -> pd.DataFrame:
+    """Each manifest of the current snapshot: bytes, live entries, first and last day."""
+    # The whole partition_summaries column: Iceberg cannot project part of a list's struct.
+    found = spark.sql(
+        f"SELECT length, added_data_files_count + existing_data_files_count AS entries, "
+        f"partition_summaries FROM {table}.manifests"
+    ).collect()
+    rows = pd.DataFrame(
+        {
+            "length": [r["length"] for r in found],
+            "entries": [r["entries"] for r in found],
+            "lo": [dt.date.fromisoformat(r["partition_summaries"][0]["lower_bound"]) for r in found],
+            "hi": [dt.date.fromisoformat(r["partition_summaries"][0]["upper_bound"]) for r in found],
+        }
+    )
+    return rows
+
+
+def window_reads(
+    state: MetaState, layout_name: str, manifests: pd.DataFrame, windows: list[Window]
+) -> list[dict]:
+    """Per window, what planning must read: the manifests whose day range meets the window's days."""
+    out = []
+    for window in windows:
+        first = window.start.date()
+        last = (window.end - dt.timedelta(microseconds=1)).date()
+        hit = manifests[(manifests["lo"] <= last) & (manifests["hi"] >= first)]
+        out.append(
+            {
+                "dataset": state.label,
+                "profile": layout_name,
+                "window": window.name,
+                "manifests_read": len(hit),
+                "manifest_bytes_read": int(hit["length"].sum()),
+                "entries_read": int(hit["entries"].sum()),
+            }
+        )
+    return out
+
+
+def state_rows(state: MetaState, info: dict[str, Any]) -> list[dict[str, Any]]:
+    """states.csv rows: one per Iceberg layout, one for the Parquet tree."""
+    rows = []
+    for name, built in info["layouts"].items():
+        rows.append(
+            {
+                "dataset": state.label,
+                "format": "iceberg",
+                "profile": name,
+                "data_files": info["data_files"],
+                "days": info["days"],
+                "manifests": built["manifests"],
+                "manifest_bytes": built["manifest_bytes"],
+                "entry_bytes": built["manifest_bytes"] / built["entries"],
+                "commits": built["commits"],
+                "build_s": built["wall_s"],
+                "target": built.get("target"),
+            }
+        )
+    if info["parquet_files"]:
+        rows.append(
+            {
+                "dataset": state.label,
+                "format": "parquet",
+                "profile": NO_PROFILE,
+                "data_files": info["parquet_files"],
+                "days": info["days"],
+            }
+        )
+    return rows
+
+
+def report(summary: pd.DataFrame, order: list[str]) -> str:
+    """Per state: median planning ms per variant and window, and manifests scanned / total."""
+    lines = [PLANNING_ONLY]
+    for dataset, part in summary.groupby("dataset", sort=False):
+        cells = part.assign(
+            cell=[
+                f"{v:,.0f}{'~' if u else ''}"
+                for v, u in zip(part["planning_ms_median"], part["planning_ms_unstable"], strict=True)
+            ]
+        )
+        cols = [w for w in order if w in set(part["window"])]
+        table = cells.pivot(index="variant", columns="window", values="cell")[cols]
+        lines += [f"{dataset}: median planning ms (~ may be unstable)", table.to_string(), ""]
+        ice = part[part["format"] == "iceberg"].drop_duplicates(["profile", "window"])
+        if not ice.empty:
+            ice = ice.assign(
+                cell=[
+                    f"{s:,.0f}/{t:,.0f}"
+                    for s, t in zip(ice["manifests_scanned"], ice["manifests_total"], strict=True)
+                ]
+            )
+            table = ice.pivot(index="profile", columns="window", values="cell")[cols]
+            lines += [f"{dataset}: manifests scanned / total", table.to_string(), ""]
+    return "\n".join(lines)
+
+
+def built_line(state: MetaState, info: dict[str, Any]) -> str:
+    """One line per state: entries, manifests per layout, build time, disk."""
+    layouts = ", ".join(
+        f"{name} {b['manifests']:,} manifests ({b['manifest_bytes'] / 1e6:,.0f} MB, "
+        f"{b['manifest_bytes'] / b['entries']:.0f} B/entry)"
+        for name, b in info["layouts"].items()
+    )
+    return (
+        f"{state.label}: {info['data_files']:,} entries; {layouts}; "
+        f"Parquet placeholders {info['parquet_files']:,}; built in {info['build_wall_s'] / 60:.1f} min; "
+        f"{info['disk_bytes'] / 1e9:.2f} GB on disk; {state.path}"
+    )
+
+
+@run_state.tracked
+def run(cfg: DictConfig) -> Path | None:
+    """Build (or reuse) every selected state, then measure planning on each.
+
+    Returns:
+        The run directory.
+    """
+    mcfg: MetadataScaleConfig = metadata_scale_config(cfg)
+    sizes, protocol = meta_configs(cfg), protocol_config(cfg)
+    load_query(mcfg.query)  # an unknown query, or states off local disk, fail before Spark starts
+    meta_root(mcfg, paths_config(cfg).data_dir)
+    ctx = open_context(cfg)
+    built = ctx.dataset()  # the template: the real entries the states copy
+    progress = bool(cfg.progress)
+    states = [
+        MetaState.of(name, size, mcfg, built.dataset, ctx.paths.data_dir) for name, size in sizes.items()
+    ]
+    infos = {s.name: ensure(ctx.spark, s, ctx.engine, bool(cfg.force), progress) for s in states}
+    if mcfg.build_only:
+        for state in states:
+            print(built_line(state, infos[state.name]))
+        return None
+    run_dir = ctx.new_run(mcfg.name, built)
+    base = {"run_id": run_dir.name, "experiment": mcfg.name}
+    plan = {
+        s.label: {
+            "windows": list(s.size.windows or mcfg.windows),
+            "variants": [v.label for v in meta_variants(s)],
+        }
+        for s in states
+    }
+    planned = sum(
+        len(p["windows"]) * len(p["variants"]) * (s.size.warmups + s.size.repetitions)
+        for s, p in zip(states, plan.values(), strict=True)
+    )
+    recorder = Recorder(
+        run_dir,
+        {
+            **base,
+            "dataset": built.dataset.config.name + "-" + built.dataset.hash,
+            "planning_only": True,
+            "planned_rows": planned,
+            "states": {s.label: infos[s.name] for s in states},
+            "plan": plan,
+            "query": mcfg.query,
+            "protocol": protocol.model_dump(),
+        },
+    )
+    print(f"{mcfg.name}: {PLANNING_ONLY} -> {run_dir}")
+    reads, state_table = [], []
+    for state in states:
+        windows = state_windows(state, list(state.size.windows or mcfg.windows))
+        variants = meta_variants(state)
+        for layout_name in state.layouts:
+            reads += window_reads(
+                state, layout_name, manifest_ranges(ctx.spark, state.table(layout_name)), windows
+            )
+        state_table += state_rows(state, infos[state.name])
+        rounds = protocol.model_copy(
+            update={
+                "warmups": state.size.warmups,
+                "repetitions": state.size.repetitions,
+                "executions": 0,
+                "warmups_execute": False,
+                "steady_k": 0,
+            }
+        )
+        print(
+            f"{state.label}: {len(variants)} variants x {len(windows)} windows x "
+            f"{rounds.warmups + rounds.repetitions} rounds"
+        )
+        recorder.record(
+            ctx.spark,
+            cases([mcfg.query], windows, variants),
+            rounds,
+            base | {"dataset": state.label},
+            progress,
+        )
+        write_csv(run_dir / "windows.csv", pd.DataFrame(reads))
+        write_csv(run_dir / "states.csv", pd.DataFrame(state_table))
+    recorder.close()
+    measurements = pd.DataFrame(recorder.rows)
+    summary = pd.concat(
+        [
+            stats.summarize(part, protocol.unstable_iqr).assign(dataset=name)
+            for name, part in measurements.groupby("dataset", sort=False)
+        ],
+        ignore_index=True,
+    )
+    write_csv(run_dir / "summary.csv", summary)
+    charts = chart_files(costmodel_charts.charts(run_dir))
+    print(report(summary, list(mcfg.windows)))
+    print(f"results: {run_dir} ({len(recorder.rows)} rows; charts: {', '.join(p.name for p in charts)})")
+    return run_dir

@@ -1,0 +1,313 @@
+"""docs/metadata-scale.md's generated blocks: the metadata-scale states, planning at each size,
+window and mode, the anchors, and the planning cost model fitted on them, all read from the
+reference `metadata_scale` run (and the medium reference runs the model is checked on)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from icelab.core.contract import read_measurements
+from icelab.core.runs import Run
+from icelab.tools import costmodel
+from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, table
+
+EXPERIMENT = "metadata_scale"
+# What Iceberg wrote for the real medium dataset, the entry size the states must come near.
+MEDIUM_RUN = "manifest_8mb"
+ANCHORS = (
+    ("LHBench (Spark 3.3, Iceberg 1.1): query startup at 200k files", 200_000, "3.9 to 4.3 s"),
+    ("Iceberg PR #8123: partition-predicate planning at 20M files, once clustered", 20_000_000, "about 1 s"),
+)
+
+
+def _run(results: Path) -> Run:
+    return reference_run(results, EXPERIMENT)
+
+
+def _frames(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    measurements = read_measurements(run.path)
+    return measurements, pd.read_csv(run.path / "states.csv"), pd.read_csv(run.path / "windows.csv")
+
+
+def _states(run: Run) -> dict[str, dict]:
+    return json.loads((run.path / "run.json").read_text())["states"]
+
+
+def medium_entry_bytes(results: Path) -> tuple[float, str]:
+    """Bytes per manifest entry Iceberg wrote for the real medium dataset: the as-ingested
+    manifests' bytes over the entries a full scan of them reads (reference manifest_8mb run)."""
+    run = reference_run(results, MEDIUM_RUN)
+    info = json.loads((run.path / "run.json").read_text())
+    state = info["variants"]["iceberg/as_ingested"]
+    m = read_measurements(run.path)
+    ice = m[(m["variant"] == "iceberg/as_ingested") & (m["status"] == "ok")]
+    entries = int((ice["files_scanned"] + ice["files_skipped"]).max())
+    return state["manifest_bytes"] / entries, run.run_id
+
+
+def states_table(results: Path) -> str:
+    """Per state and layout: entries, manifests, bytes, bytes per entry against the real medium
+    dataset's, days each as-ingested manifest spans, snapshots, build time and disk."""
+    run = _run(results)
+    medium, medium_run = medium_entry_bytes(results)
+    rows = []
+    for label, info in _states(run).items():
+        spans = pd.Series(info["as_ingested_days_per_manifest"]) / info["days"]
+        for name, built in info["layouts"].items():
+            per_entry = built["manifest_bytes"] / built["entries"]
+            rows.append(
+                [
+                    f"`{label}`",
+                    name,
+                    num(built["entries"]),
+                    num(built["manifests"]),
+                    num(built["manifest_bytes"] / 1e6, 1),
+                    f"{per_entry:.0f} ({per_entry / medium - 1:+.0%})",
+                    f"{pct(spans.min())} to {pct(spans.max())}" if name == "as_ingested" else "-",
+                    num(built["commits"]),
+                    f"{num(built['wall_s'] / 60, 1)} ({num(built['entries'] / built['seconds'])})",
+                ]
+            )
+        rows.append(
+            [
+                f"`{label}`",
+                "whole state",
+                num(info["data_files"]),
+                "-",
+                "-",
+                "-",
+                "-",
+                f"Parquet placeholders: {num(info['parquet_files'])}",
+                f"{num(info['build_wall_s'] / 60, 1)} ({num(info['disk_bytes'] / 1e9, 2)} GB on disk)",
+            ]
+        )
+    head = [
+        "state",
+        "layout",
+        "entries",
+        "manifests",
+        "manifest MB",
+        f"bytes per entry (vs medium's {medium:.0f})",
+        "days per as-ingested manifest",
+        "commits",
+        "build min (entries written per s)",
+    ]
+    return f"From {provenance(run)}; medium's entry size from run `{medium_run}`.\n\n" + table(head, rows)
+
+
+def _cells(measurements: pd.DataFrame) -> pd.DataFrame:
+    ok = measurements[(~measurements["warmup"]) & (measurements["status"] == "ok")]
+    return (
+        ok.groupby(
+            ["dataset", "format", "profile", "setup", "variant", "window", "window_hours"], dropna=False
+        )
+        .agg(
+            planning_ms=("planning_ms", "median"),
+            n=("planning_ms", "size"),
+            manifests_scanned=("manifests_scanned", "median"),
+            manifests_total=("manifests_total", "median"),
+            entries=("files_skipped", "median"),
+            files=("files_scanned", "median"),
+            partitions=("partitions_scanned", "median"),
+        )
+        .reset_index()
+        .assign(entries=lambda d: d["entries"] + d["files"])
+    )
+
+
+def counts_table(results: Path) -> str:
+    """The layouts' deterministic counts: manifests a 1-day window reads, as ingested and at the
+    1-to-2-days rewrite of each state, from Iceberg's own scan report."""
+    run = _run(results)
+    measurements, states, _ = _frames(run)
+    cells = _cells(measurements)
+    ice = cells[(cells["format"] == "iceberg") & (cells["window"] == "1d") & (cells["setup"] == "local")]
+    rows = []
+    for rec in ice.sort_values(["dataset", "profile"]).itertuples():
+        state = states[(states["dataset"] == rec.dataset) & (states["profile"] == rec.profile)].iloc[0]
+        days = state["data_files"] / state["manifests"] / (state["data_files"] / state["days"])
+        rows.append(
+            [
+                f"`{rec.dataset}`",
+                rec.profile,
+                num(rec.manifests_scanned),
+                num(rec.manifests_total),
+                pct(rec.manifests_scanned / rec.manifests_total),
+                "every day" if rec.profile == "as_ingested" else num(days, 2),
+            ]
+        )
+    head = ["state", "layout", "1d reads", "manifests", "share read", "days of entries per manifest"]
+    return f"From {provenance(run)}.\n\n" + table(head, rows)
+
+
+def planning_tables(results: Path) -> str:
+    """Per state: median planning per variant and window (seconds), with the rounds behind each."""
+    run = _run(results)
+    measurements, _, _ = _frames(run)
+    cells = _cells(measurements)
+    out = [
+        f"From {provenance(run)}; planning only (no state has data files). "
+        "Median seconds; n = measured rounds.\n"
+    ]
+    for dataset, part in cells.groupby("dataset", sort=False):
+        order = part.drop_duplicates("window").sort_values("window_hours")["window"].tolist()
+        grid = part.pivot(index="variant", columns="window", values="planning_ms")[order] / 1e3
+        n = int(part["n"].min()), int(part["n"].max())
+        rounds = f"n = {n[0]}" if n[0] == n[1] else f"n = {n[0]} to {n[1]}"
+        rows = [[f"`{v}`", *(num(x, 2) for x in grid.loc[v])] for v in grid.index]
+        out.append(f"**`{dataset}`** ({rounds})\n\n" + table(["variant", *order], rows))
+    return "\n".join(out)
+
+
+def modes_table(results: Path) -> str:
+    """Distributed against local planning (and local with Iceberg's caches on), per state, layout
+    and window: the ratio of medians, beside what planning read."""
+    run = _run(results)
+    cells = _cells(_frames(run)[0])
+    ice = cells[cells["format"] == "iceberg"]
+    local = ice[ice["setup"] == "local"].set_index(["dataset", "profile", "window"])
+    rows = []
+    for mode in ("distributed", "local_cache"):
+        other = ice[ice["setup"] == mode].set_index(["dataset", "profile", "window"])
+        for key in other.index:
+            if key not in local.index:
+                continue
+            rec, base = other.loc[key], local.loc[key]
+            rows.append(
+                [
+                    f"`{key[0]}`",
+                    key[1],
+                    key[2],
+                    mode,
+                    num(base["manifests_scanned"]),
+                    num(base["entries"]),
+                    num(base["planning_ms"] / 1e3, 2),
+                    num(rec["planning_ms"] / 1e3, 2),
+                    ratio(rec["planning_ms"] / base["planning_ms"]),
+                ]
+            )
+    head = [
+        "state",
+        "layout",
+        "window",
+        "mode",
+        "manifests read",
+        "entries read",
+        "local s",
+        "mode s",
+        "mode / local",
+    ]
+    lines = []
+    for mode in ("distributed", "local_cache"):
+        ratios = [float(r[8].rstrip("x")) for r in rows if r[3] == mode and r[8] != "-"]
+        if ratios:
+            faster = sum(x < 1 for x in ratios)
+            lines.append(
+                f"- `{mode}` against `local`: {ratio(min(ratios))} to {ratio(max(ratios))} over "
+                f"{len(ratios)} cells; faster in {faster} of them."
+            )
+    errors = cells_errors(_frames(run)[0])
+    if errors:
+        lines.append(f"- Error rows (no planning figure): {errors}.")
+    return f"From {provenance(run)}.\n\n" + "\n".join(lines) + "\n\n" + table(head, rows)
+
+
+def cells_errors(measurements: pd.DataFrame) -> str:
+    """Each variant and window with error rows, and the first error's text."""
+    bad = measurements[measurements["status"] != "ok"]
+    parts = []
+    for (dataset, variant, window), part in bad.groupby(["dataset", "variant", "window"], sort=False):
+        parts.append(f"`{dataset}` `{variant}` {window}: {str(part['error'].iloc[0])[:160]}")
+    return "; ".join(parts)
+
+
+def anchors_table(results: Path) -> str:
+    """The published anchors beside the nearest measured cells (never tuned to meet them)."""
+    run = _run(results)
+    measurements, states, _ = _frames(run)
+    cells = _cells(measurements)
+    files = states.drop_duplicates("dataset").set_index("dataset")["data_files"]
+    cells = cells.assign(data_files=cells["dataset"].map(files))
+    rows = []
+    for what, at, figure in ANCHORS:
+        nearest = cells.iloc[(cells["data_files"] - at).abs().argsort()]["data_files"].iloc[0]
+        near = cells[
+            (cells["data_files"] == nearest) & (cells["format"] == "iceberg") & (cells["setup"] == "local")
+        ]
+        for profile, part in near.groupby("profile"):
+            lo, hi = part["planning_ms"].min() / 1e3, part["planning_ms"].max() / 1e3
+            rows.append(
+                [what, figure, f"{num(nearest)} files, {profile}, local", f"{num(lo, 2)} to {num(hi, 2)} s"]
+            )
+    head = ["anchor", "published", "icelab cell (count_window, every window measured)", "icelab planning"]
+    chart = f"../results/reference/{EXPERIMENT}/{run.run_id}/planning_vs_files.png"
+    return f"From {provenance(run)}.\n\n" + table(head, rows) + f"\n![planning vs data files]({chart})\n"
+
+
+def _holdout(results: Path) -> costmodel.Holdout:
+    run = _run(results)
+    measurements, states, windows = _frames(run)
+    reference = [read_measurements(r.path) for r in costmodel.reference_runs(results / "reference")]
+    return costmodel.holdout(measurements, states, windows, reference=reference)
+
+
+def fit_block(results: Path) -> str:
+    """Coefficients with 95% intervals of the fit on the states up to 1M files."""
+    run, held = _run(results), _holdout(results)
+    return (
+        f"Fitted on {provenance(run)}, states up to {num(held.limit)} data files.\n\n```\n"
+        + costmodel.coefficient_report(held.fits)
+        + "\n```\n"
+    )
+
+
+def holdout_block(results: Path) -> str:
+    """Predicted against measured: every cell of the held-out 10M state, and per layout the
+    errors on the medium real-data runs (manifest_8mb and manifest_sweep: many cells each)."""
+    held = _holdout(results)
+    text = costmodel.checked_report(held.held_out, "held out (above the fit's limit)")
+    summary = costmodel.error_summary(held.reference)
+    rows = [
+        [r.format, r.mode, r.layout, r.cells, pct(r.median_abs_error, 1), pct(r.max_abs_error, 1)]
+        for r in summary.itertuples()
+    ]
+    head = ["format", "mode", "layout", "cells", "median abs. error", "max abs. error"]
+    return (
+        "```\n"
+        + text
+        + "\n```\n\nThe medium real-data reference runs, predicted from their own scan metrics "
+        "(every query, window and repetition cell of both runs):\n\n" + table(head, rows)
+    )
+
+
+def example_block(results: Path) -> str:
+    """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run."""
+    run = _run(results)
+    out = io.StringIO()
+    args = costmodel.parser().parse_args(
+        ["--files", "5e6", "--days", "365", "--windows", "1d,30d", "--results", str(run.path)]
+    )
+    costmodel.run(args, out=out)
+    text = out.getvalue().replace(str(run.path), f"results/reference/{EXPERIMENT}/{run.run_id}")
+    return (
+        "```\n$ python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d\n"
+        + text.rstrip()
+        + "\n```\n"
+    )
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {
+    "meta-states": states_table,
+    "meta-counts": counts_table,
+    "meta-planning": planning_tables,
+    "meta-modes": modes_table,
+    "meta-anchors": anchors_table,
+    "costmodel-fit": fit_block,
+    "costmodel-holdout": holdout_block,
+    "costmodel-example": example_block,
+}

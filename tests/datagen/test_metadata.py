@@ -1,0 +1,317 @@
+"""Metadata-scale states (icelab.datagen.metadata): the layout arithmetic on every configured
+size, and a real micro state (3,000 entries) built through the Java builder, read by Spark and
+by DuckDB's Iceberg reader, measured, and built again from the same seed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, MapType, StructType
+
+from icelab.core.config.metadata import meta_configs, metadata_scale_config
+from icelab.core.errors import UserError
+from icelab.datagen.metadata import layout
+from icelab.datagen.metadata.state import AS_INGESTED, MetaState
+from icelab.datagen.verify import duckdb_connection
+from tests.conftest import run_py
+
+MICRO = ["experiment=metadata_scale", "meta=[meta_micro]"]
+# Bytes per entry of the states built here (about 725); the layout checks below hold from 600 to 850.
+ENTRY_BYTES = 725
+
+
+def clustered_manifest_days(counts: np.ndarray, target: int, entry_bytes: float) -> list[set[int]]:
+    """The days each manifest of a rewrite holds, cut as MetaBuilder cuts (ranges, then every
+    `per_manifest` entries of a range)."""
+    per_day = counts.sum(axis=0)
+    starts, per_manifest = layout.clustered_plan(per_day, entry_bytes, target)
+    day_of = np.repeat(np.arange(len(per_day)), per_day)
+    bounds = [*(int(per_day[:s].sum()) for s in starts), int(per_day.sum())]
+    manifests = []
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        for a in range(lo, hi, per_manifest):
+            manifests.append(set(day_of[a : min(hi, a + per_manifest)].tolist()))
+    return manifests
+
+
+@pytest.mark.parametrize("size", ["meta_200k", "meta_1m", "meta_10m"])
+def test_every_size_keeps_the_studys_layouts(compose_cfg, size: str) -> None:
+    """As ingested every manifest spans at least 90% of the days, so a 1-day window reads at least
+    90% of them; the 1-to-2-days rewrite of each size reads at most 2 for any day."""
+    cfg = compose_cfg(*MICRO[:1], f"meta=[{size}]")
+    spec, exp = meta_configs(cfg)[size], metadata_scale_config(cfg)
+    counts = layout.file_counts(
+        spec.data_files,
+        spec.manifests,
+        spec.days,
+        42,
+        exp.late_fraction,
+        exp.late_max_days,
+        exp.clock_skew_fraction,
+        exp.touch,
+    )
+    assert counts.shape == (spec.manifests, spec.days) and counts.sum() == spec.data_files
+    assert layout.manifest_days(counts).min() >= 0.9 * spec.days
+    for day in range(spec.days):
+        assert (counts[:, day] > 0).mean() >= 0.9
+    one_to_two = {"meta_200k": "rewrite_1mb", "meta_1m": "rewrite_8mb", "meta_10m": "rewrite_64mb"}[size]
+    from icelab.core.config import parse_size
+
+    for entry_bytes in (600, ENTRY_BYTES, 850):
+        manifests = clustered_manifest_days(counts, parse_size(spec.rewrites[one_to_two]), entry_bytes)
+        per_day = [sum(day in m for m in manifests) for day in range(spec.days)]
+        assert max(per_day) <= 2, (entry_bytes, max(per_day))
+        assert np.median([len(m) for m in manifests]) <= 2
+
+
+def test_range_starts_never_split_a_day() -> None:
+    per_day = np.array([10, 1, 1, 30, 5, 5, 5, 5])
+    starts = layout.range_starts(per_day, 4)
+    assert starts[0] == 0 and starts == sorted(set(starts))
+    # 62 entries in 4 ranges of 15.5: a day goes where its middle entry falls (5, 10.5, 11.5,
+    # 27, 44.5, 49.5, ...): [0,1,2], [3] (30 entries, whole), [4], [5,6,7]
+    assert starts == [0, 3, 4, 5]
+
+
+def test_counts_are_deterministic_for_a_seed() -> None:
+    a = layout.file_counts(20_000, 20, 30, seed=7)
+    assert np.array_equal(a, layout.file_counts(20_000, 20, 30, seed=7))
+    assert not np.array_equal(a, layout.file_counts(20_000, 20, 30, seed=8))
+
+
+def test_too_few_files_for_the_layout_is_one_line(compose_cfg) -> None:
+    cfg = compose_cfg(*MICRO, "meta.meta_micro.data_files=100")
+    with pytest.raises(UserError, match="at least manifests x days files"):
+        meta_configs(cfg)
+
+
+# --- a real micro state ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def micro_run(compose_run, ctx, tiny):  # noqa: ANN001, ANN201
+    """metadata_scale on meta_micro, in this process's session: (cfg, run directory, state)."""
+    from icelab.experiments import metadata_scale
+
+    cfg = compose_run(*MICRO)
+    # The experiment turns AQE off in the session it shares with the tests that follow here.
+    aqe = "spark.sql.adaptive.enabled"
+    before = ctx.spark.conf.get(aqe)
+    try:
+        run_dir = metadata_scale.run(cfg)
+    finally:
+        ctx.spark.conf.set(aqe, before)
+    size = meta_configs(cfg)["meta_micro"]
+    state = MetaState.of("meta_micro", size, metadata_scale_config(cfg), tiny.dataset, cfg.paths.data_dir)
+    return cfg, Path(run_dir), state
+
+
+def leaves(dtype, inside: bool = False) -> list[bool]:  # noqa: ANN001
+    """One flag per primitive leaf of a Spark type: whether it lies inside a list or map."""
+    if isinstance(dtype, StructType):
+        return [x for f in dtype.fields for x in leaves(f.dataType, inside)]
+    if isinstance(dtype, ArrayType):
+        return leaves(dtype.elementType, True)
+    if isinstance(dtype, MapType):
+        return leaves(dtype.keyType, True) + leaves(dtype.valueType, True)
+    return [inside]
+
+
+def test_entries_per_manifest_and_day_are_the_plan(ctx, micro_run) -> None:
+    _, _, state = micro_run
+    counts = state.counts()
+    entries = (
+        ctx.spark.sql(
+            f"SELECT data_file.partition.timestamp_day AS day FROM {state.table(AS_INGESTED)}.entries"
+        )
+        .withColumn("manifest", F.regexp_extract(F.input_file_name(), r"meta-c(\d+)-m0", 1).cast("int"))
+        .groupBy("manifest", "day")
+        .count()
+        .toPandas()
+    )
+    found = np.zeros_like(counts)
+    first = state.first_day
+    for rec in entries.itertuples():
+        found[rec.manifest, (rec.day - first).days] = rec.count
+    assert np.array_equal(found, counts)
+    # The rewrite holds the same files, clustered: each manifest 1 or 2 days at 64KB here.
+    rewritten = ctx.spark.sql(
+        f"SELECT file_path FROM {state.table('rewrite_64kb')}.files ORDER BY file_path"
+    ).toPandas()
+    ingested = ctx.spark.sql(
+        f"SELECT file_path FROM {state.table(AS_INGESTED)}.files ORDER BY file_path"
+    ).toPandas()
+    strip = lambda s: s.str.replace(r".*/data/", "", regex=True)  # noqa: E731
+    assert strip(rewritten["file_path"]).tolist() == strip(ingested["file_path"]).tolist()
+
+
+def test_every_leaf_has_the_metrics_iceberg_writes(ctx, micro_run) -> None:
+    _, _, state = micro_run
+    schema = ctx.spark.table(state.table(AS_INGESTED)).schema
+    flags = leaves(schema)
+    outside = flags.count(False)
+    files = ctx.spark.sql(
+        f"SELECT partition.timestamp_day AS day, size(column_sizes) AS sizes, size(value_counts) AS values, "
+        f"size(null_value_counts) AS nulls, size(lower_bounds) AS lower, size(upper_bounds) AS upper, "
+        f"readable_metrics.timestamp.lower_bound AS ts_lo, readable_metrics.timestamp.upper_bound AS ts_hi "
+        f"FROM {state.table(AS_INGESTED)}.files"
+    ).toPandas()
+    assert len(files) == state.size.data_files
+    assert (files["sizes"] == len(flags)).all(), "a column size per leaf"
+    assert (files["values"] == outside).all() and (files["nulls"] == outside).all()
+    # Bounds exist for the leaves outside lists and maps that hold a value in that file (a column
+    # all null in a small file has none), as Iceberg writes them.
+    assert files["lower"].between(1, outside).all() and files["lower"].max() == outside
+    assert (files["lower"] == files["upper"]).all()
+    # The timestamp bounds lie inside the entry's own day partition.
+    # (Spark returns them naive, in the session's zone: UTC.)
+    day_start = pd.to_datetime(files["day"])
+    lo, hi = pd.to_datetime(files["ts_lo"]), pd.to_datetime(files["ts_hi"])
+    assert (lo >= day_start).all() and (hi < day_start + pd.Timedelta(days=1)).all() and (lo < hi).all()
+
+
+def test_entry_size_is_a_real_entrys(micro_run) -> None:
+    """Within 20% of what Iceberg wrote for the real medium dataset (25,455,067 bytes of manifests
+    for 35,913 entries: results/reference/manifest_health)."""
+    _, run_dir, _ = micro_run
+    states = pd.read_csv(run_dir / "states.csv")
+    ingested = states[states["profile"] == AS_INGESTED].iloc[0]
+    assert abs(ingested["entry_bytes"] / (25_455_067 / 35_913) - 1) < 0.20
+
+
+def test_duckdb_reads_the_tables(micro_run) -> None:
+    _, _, state = micro_run
+    con = duckdb_connection(memory_limit="1GB")
+    for name in state.layouts:
+        where = state.table_path(name)
+        entries, manifests = con.execute(
+            f"SELECT count(*), count(DISTINCT manifest_path) FROM iceberg_metadata('{where}')"
+        ).fetchone()
+        snapshots = con.execute(f"SELECT count(*) FROM iceberg_snapshots('{where}')").fetchone()[0]
+        assert entries == state.size.data_files
+        expected = state.size.manifests if name == AS_INGESTED else None
+        if expected is not None:
+            assert (
+                manifests == expected and snapshots == state.size.manifests / state.size.manifests_per_commit
+            )
+        else:
+            assert snapshots == 1
+    con.close()
+
+
+def test_parquet_placeholders_mirror_the_entries(ctx, micro_run) -> None:
+    _, _, state = micro_run
+    per_day = state.counts().sum(axis=0)
+    for day in range(state.size.days):
+        folder = state.parquet_path / f"date={state.first_day + dt.timedelta(days=day)}"
+        assert len(list(folder.iterdir())) == per_day[day]
+    sizes = ctx.spark.sql(
+        f"SELECT file_path, file_size_in_bytes FROM {state.table(AS_INGESTED)}.files"
+    ).toPandas()
+    name = sizes["file_path"].str.extract(r"timestamp_day=([\d-]+)/c(\d+)-(\d+)\.parquet")
+    sample = sizes.assign(day=name[0], c=name[1], k=name[2]).head(50)
+    for rec in sample.itertuples():
+        placeholder = state.parquet_path / f"date={rec.day}" / f"part-c{rec.c}-{rec.k}.parquet"
+        assert placeholder.stat().st_size == rec.file_size_in_bytes
+        assert placeholder.stat().st_blocks == 0, "sparse: no data written"
+
+
+def test_planning_reads_what_the_manifest_ranges_say(micro_run) -> None:
+    """Iceberg's own scan report agrees with windows.csv (manifests whose day range meets the
+    window), and the Parquet side lists the same files; nothing executed."""
+    _, run_dir, _ = micro_run
+    m = pd.read_parquet(run_dir / "measurements.parquet")
+    assert not m["executed"].any() and (m["status"] == "ok").all()
+    reads = pd.read_csv(run_dir / "windows.csv")
+    ice = m[m["format"] == "iceberg"].merge(reads, on=["dataset", "profile", "window"])
+    assert len(ice) == len(m[m["format"] == "iceberg"])
+    assert (ice["manifests_scanned"] == ice["manifests_read"]).all()
+    assert (ice["files_scanned"] + ice["files_skipped"] == ice["entries_read"]).all()
+    files = m.groupby(["window", "format"])["files_scanned"].agg(["min", "max"])
+    for window in m["window"].unique():
+        assert files.loc[(window, "iceberg")].tolist() == files.loc[(window, "parquet")].tolist()
+    # The 1-day window on the rewrite reads one or two manifests.
+    one_day = ice[(ice["profile"] == "rewrite_64kb") & (ice["window"] == "1d")]
+    assert one_day["manifests_scanned"].between(1, 2).all()
+
+
+def test_executing_fails_the_data_files_do_not_exist(ctx, micro_run) -> None:
+    _, _, state = micro_run
+    with pytest.raises(Exception, match="(?i)not exist|FileNotFound"):
+        ctx.spark.sql(f"SELECT max(eventType) FROM {state.table(AS_INGESTED)}").collect()
+
+
+def _content_digest(spark, table_dir: Path) -> str:  # noqa: ANN001
+    rows = (
+        spark.read.format("iceberg")
+        .load(f"{table_dir}#files")
+        .select(
+            F.regexp_replace("file_path", r".*/data/", "").alias("path"),
+            "record_count",
+            "file_size_in_bytes",
+            F.to_json("column_sizes").alias("sizes"),
+            F.to_json("value_counts").alias("values"),
+            F.hex(F.to_json("lower_bounds")).alias("lower"),
+        )
+        .orderBy("path")
+        .collect()
+    )
+    return hashlib.sha256(repr([tuple(r) for r in rows]).encode()).hexdigest()
+
+
+def test_the_same_seed_builds_the_same_entries(ctx, micro_run, tmp_path: Path) -> None:
+    """A second build (its own process: the state's catalog name is the same) in another
+    directory holds entry-for-entry the same metadata; another seed does not."""
+    cfg, _, state = micro_run
+    other = tmp_path / "meta"
+    for seed in (cfg.seed, cfg.seed + 1):
+        done = run_py(
+            *MICRO,
+            "experiment.build_only=true",
+            "progress=false",
+            f"experiment.seed={seed}",
+            f"experiment.meta_dir={other}",
+            f"paths.data_dir={cfg.paths.data_dir}",
+            f"paths.results_dir={tmp_path / 'results'}",
+            "engine.driver_memory=2g",
+            f"hydra.run.dir={tmp_path / 'outputs'}",
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+    built = sorted(p for p in other.iterdir() if p.is_dir())
+    again = next(p for p in built if p.name == state.path.name)
+    changed = next(p for p in built if p.name != state.path.name)
+    for name in state.layouts:
+        want = _content_digest(ctx.spark, state.table_path(name))
+        assert _content_digest(ctx.spark, again / "iceberg" / "bench" / name) == want
+        assert _content_digest(ctx.spark, changed / "iceberg" / "bench" / name) != want
+
+
+def test_planning_modes_are_what_their_names_say(ctx, micro_run) -> None:
+    """`distributed` plans with a Spark job (executors read the manifests); `local` with none, so
+    the setting (spark.sql.iceberg.data-planning-mode) is not silently ignored. (It is, by Iceberg
+    itself, when spark.driver.maxResultSize is under 256 MB or 0: conf/experiment/metadata_scale.yaml.)"""
+    from icelab.bench.measure import measure
+    from icelab.bench.variants import settings
+    from icelab.experiments.metadata_scale import meta_variants
+
+    _, _, state = micro_run
+    # Every job of the session, whatever its group (Iceberg runs its planning job in one of its own).
+    store = ctx.spark._jsc.sc().statusStore()
+    jobs = {}
+    for variant in meta_variants(state):
+        if variant.format != "iceberg" or variant.profile != AS_INGESTED:
+            continue
+        before = store.jobsList(None).size()
+        with settings(ctx.spark, variant):
+            done = measure(
+                ctx.spark, f"SELECT count(*) FROM {variant.table} WHERE eventType = 'x'", execute=False
+            )
+        assert done.status == "ok" and done.scan["manifests_scanned"] == state.size.manifests
+        jobs[variant.setup] = store.jobsList(None).size() - before
+    assert jobs["distributed"] >= 1 and jobs["local"] == 0 and jobs["local_cache"] == 0, jobs
