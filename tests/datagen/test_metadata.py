@@ -270,19 +270,20 @@ def test_the_same_seed_builds_the_same_entries(ctx, micro_run, tmp_path: Path) -
     directory holds entry-for-entry the same metadata; another seed does not."""
     cfg, _, state = micro_run
     other = tmp_path / "meta"
-    for seed in (cfg.seed, cfg.seed + 1):
-        done = run_py(
-            *MICRO,
-            "experiment.build_only=true",
-            "progress=false",
-            f"experiment.seed={seed}",
-            f"experiment.meta_dir={other}",
-            f"paths.data_dir={cfg.paths.data_dir}",
-            f"paths.results_dir={tmp_path / 'results'}",
-            "engine.driver_memory=2g",
-            f"hydra.run.dir={tmp_path / 'outputs'}",
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
+    # One multirun, one JVM: the same seed, then the next.
+    done = run_py(
+        "-m",
+        *MICRO,
+        "experiment.build_only=true",
+        "progress=false",
+        f"experiment.seed={cfg.seed},{cfg.seed + 1}",
+        f"experiment.meta_dir={other}",
+        f"paths.data_dir={cfg.paths.data_dir}",
+        f"paths.results_dir={tmp_path / 'results'}",
+        "engine.driver_memory=2g",
+        f"hydra.sweep.dir={tmp_path / 'multirun'}",
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
     built = sorted(p for p in other.iterdir() if p.is_dir())
     again = next(p for p in built if p.name == state.path.name)
     changed = next(p for p in built if p.name != state.path.name)

@@ -245,7 +245,7 @@ def anchors_table(results: Path) -> str:
                 [what, figure, f"{num(nearest)} files, {profile}, local", f"{num(lo, 2)} to {num(hi, 2)} s"]
             )
     head = ["anchor", "published", "icelab cell (count_window, every window measured)", "icelab planning"]
-    chart = f"../results/reference/{EXPERIMENT}/{run.run_id}/planning_vs_files.png"
+    chart = f"../results/reference/charts/{EXPERIMENT}/planning_vs_files.png"
     return f"From {provenance(run)}.\n\n" + table(head, rows) + f"\n![planning vs data files]({chart})\n"
 
 
