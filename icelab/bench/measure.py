@@ -25,6 +25,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Row, SparkSession
 
 from icelab.bench import plan_check
+from icelab.core.contract import TIMED_OUT
 
 # Scan-node metric -> result column. Iceberg's come from its ScanReport via BatchScanExec.
 ICEBERG_METRICS = {
@@ -186,7 +187,7 @@ def measure(
     with deadline(spark, timeout_s) as fired:
         out = _measure(spark, sql, execute, slow_by)
     if fired["fired"] and out.status == "error":
-        out.error = f"cancelled after protocol.timeout_s={timeout_s:g}: {out.error}"[:500]
+        out.error = f"{TIMED_OUT}{timeout_s:g}: {out.error}"[:500]
     return out
 
 

@@ -74,6 +74,8 @@ SCHEMA = pa.schema(
     ]
 )
 COLUMNS = SCHEMA.names
+# How a row the protocol cancelled at protocol.timeout_s begins its `error` (icelab.bench.measure).
+TIMED_OUT = "cancelled after protocol.timeout_s="
 
 
 def to_table(rows: list[dict[str, Any]]) -> pa.Table:
@@ -158,14 +160,23 @@ def validate(run_dir: Path, allow_failures: bool = False, allow_older: bool = Fa
     if table.num_rows != (run.get("planned_rows") or 0) + steady:
         extra = f" (+ {steady} steady-state warm-ups)" if steady else ""
         problems.append(f"{table.num_rows} rows, but {run.get('planned_rows')}{extra} were planned")
-    keys = ["query_id", "variant", "window", "repetition"]
+    # A run may measure several datasets (metadata_scale: one per table state).
+    keys = ["dataset", "query_id", "variant", "window", "repetition"]
     unique = {tuple(r.values()) for r in table.select(keys).to_pylist()}
     if len(unique) != table.num_rows:
-        problems.append(f"{table.num_rows - len(unique)} duplicate (query, variant, window, repetition) rows")
+        problems.append(
+            f"{table.num_rows - len(unique)} duplicate (dataset, query, variant, window, repetition) rows"
+        )
     statuses = table.column("status").to_pylist()
-    failed = sum(s != "ok" for s in statuses)
+    errors = table.column("error").to_pylist()
+    # A measurement the protocol cancelled at its configured timeout is an outcome it asked for.
+    failed = sum(
+        s != "ok" and not str(e).startswith(TIMED_OUT) for s, e in zip(statuses, errors, strict=True)
+    )
     if failed and not allow_failures:
-        first = next(r for r in table.to_pylist() if r["status"] != "ok")
+        first = next(
+            r for r in table.to_pylist() if r["status"] != "ok" and not str(r["error"]).startswith(TIMED_OUT)
+        )
         problems.append(
             f"{failed} failed measurements, e.g. {first['query_id']} {first['variant']}: {first['error']}"
         )

@@ -101,9 +101,26 @@ def test_failures_unless_allowed(run):
     assert validate(run, allow_failures=True) == []
 
 
+def test_a_measurement_cancelled_at_the_timeout_is_an_outcome_not_a_breach(run):
+    cancelled = "cancelled after protocol.timeout_s=300: An error occurred while calling o1.executedPlan."
+    rows = [row("parquet", w) for w in ("1d", "7d")] + [row("iceberg/as_ingested", "1d")]
+    failed = dict(status="error", executed=False, planning_ms=None)
+    rewrite(run, [*rows, row("iceberg/as_ingested", "7d", error=cancelled, **failed)])
+    assert validate(run) == []
+    # Any other error still is one, whatever it mentions.
+    rewrite(run, [*rows, row("iceberg/as_ingested", "7d", error="timeout_s: boom", **failed)])
+    assert validate(run) == ["1 failed measurements, e.g. q iceberg/as_ingested: timeout_s: boom"]
+
+
+def test_the_same_cell_of_two_datasets_is_no_duplicate(run):
+    rows = [row("parquet", "1d"), row("iceberg/as_ingested", "1d")]
+    rewrite(run, [*rows, *(r | {"dataset": "other-123"} for r in rows)])
+    assert not any("duplicate" in p for p in validate(run))
+
+
 def test_duplicates_and_schema(run):
     rewrite(run, [row("parquet", "1d")] * 2 + [row("iceberg/as_ingested", w) for w in ("1d", "7d")])
-    assert validate(run) == ["1 duplicate (query, variant, window, repetition) rows"]
+    assert validate(run) == ["1 duplicate (dataset, query, variant, window, repetition) rows"]
     pq.write_table(to_table([row("parquet", "1d")]).drop_columns(["bytes_scanned"]), run / MEASUREMENTS)
     (problem,) = validate(run)
     assert "schema differs" in problem and "bytes_scanned" in problem
