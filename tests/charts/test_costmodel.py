@@ -16,7 +16,7 @@ from icelab.charts.costmodel import (
 )
 from icelab.charts.style import plt
 from icelab.tools.costmodel import cells, holdout
-from tests.test_costmodel import SIZES, TARGETS, WINDOWS, synthetic
+from tests.tools.test_costmodel import SIZES, TARGETS, WINDOWS, synthetic
 
 
 @pytest.fixture(scope="module")
