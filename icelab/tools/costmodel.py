@@ -7,11 +7,15 @@ it was not fitted on, and used to predict planning for a table described by its 
     python -m icelab.costmodel --holdout            # fit on <= 1M files, predict 10M and the medium runs
     icelab costmodel ... --json costmodel.json --charts results/costmodel
 
-The fit is ordinary least squares on the median planning_ms of each (dataset, layout, mode,
+The fit is weighted least squares on the median planning_ms of each (dataset, layout, mode,
 query, window) cell over its measured repetitions (warm-ups and failed rows are never used):
-Iceberg `planning_ms ~ 1 + manifests_read + entries_read`, Parquet `planning_ms ~ 1 +
-partitions_listed + files_listed`, one fit per planning mode. It is fitted on the newest complete
-`metadata_scale` run (results/runs, then results/reference) unless `--results` names another run.
+Iceberg `planning_ms ~ 1 + manifests_read + entries_read + entries_matched`, Parquet
+`planning_ms ~ 1 + partitions_listed + files_listed`, one fit per planning mode. Each cell weighs
+1 / planning_ms^2, so the fit minimises relative error: the question is "within x% of the
+measured", and the noise of a planning time grows with it (a 10 ms cell and a 100 s cell are
+equally informative about the per-entry cost, an unweighted fit listens to the 100 s cell alone).
+It is fitted on the newest complete `metadata_scale` run (results/runs, then results/reference)
+unless `--results` names another run.
 
 Exit status: 0, or 2 for bad input (one line on stderr).
 """
@@ -31,6 +35,7 @@ from typing import Any, NoReturn
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
+from scipy import stats
 from statsmodels.stats.outliers_influence import variance_inflation_factor
 
 from icelab.core.config import parse_size, window_length
@@ -45,7 +50,9 @@ REFERENCE_EXPERIMENTS = ("manifest_8mb", "manifest_sweep")
 FEATURES: dict[str, tuple[str, ...]] = {
     # Bytes read is left out by default: entries have about constant size, so bytes and entries are
     # nearly collinear and their two coefficients could not be told apart (the VIF shows it).
-    ICEBERG: ("manifests_read", "entries_read"),
+    # entries_matched (files_scanned): the entries that pass the filter become scan tasks (and, in
+    # distributed planning, travel to the driver); a wide window on the same manifests costs more.
+    ICEBERG: ("manifests_read", "entries_read", "entries_matched"),
     PARQUET: ("partitions_listed", "files_listed"),
 }
 OPTIONAL_FEATURES = ("manifest_bytes_read",)
@@ -54,6 +61,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "const": ("fixed ms", 1.0),
     "manifests_read": ("ms per manifest", 1.0),
     "entries_read": ("ms per 1,000 entries", 1e3),
+    "entries_matched": ("ms per 1,000 entries matched", 1e3),
     "manifest_bytes_read": ("ms per MB of manifests", 1e6),
     "partitions_listed": ("ms per partition", 1.0),
     "files_listed": ("ms per 1,000 files", 1e3),
@@ -106,10 +114,11 @@ def cells(
     measured repetitions (`n` of them) and the median of each feature.
 
     Iceberg features come from the scan's own metrics (manifests_scanned; entries read =
-    files_scanned + files_skipped); where a row lacks them, and for manifest_bytes_read, from
-    `windows` (windows.csv, computed from the manifest list). Parquet: partitions_listed =
-    partitions_scanned, files_listed = files_scanned. `data_files` comes from `states`
-    (states.csv), else from the most entries (Iceberg) or files (Parquet) any cell of the dataset read.
+    files_scanned + files_skipped; entries matched = files_scanned); where a row lacks them, and
+    for manifest_bytes_read, from `windows` (windows.csv, computed from the manifest list).
+    Parquet: partitions_listed = partitions_scanned, files_listed = files_scanned. `data_files`
+    comes from `states` (states.csv), else from the most entries (Iceberg) or files (Parquet) any
+    cell of the dataset read.
     """
     rows = measured(frame)
     rows = rows.assign(
@@ -117,6 +126,7 @@ def cells(
         layout=np.where(rows["format"] == PARQUET, PARQUET, rows["profile"].astype(str)),
         manifests_read=_numeric(rows, "manifests_scanned"),
         entries_read=_numeric(rows, "files_scanned") + _numeric(rows, "files_skipped"),
+        entries_matched=_numeric(rows, "files_scanned"),
         partitions_listed=_numeric(rows, "partitions_scanned"),
         files_listed=_numeric(rows, "files_scanned"),
     )
@@ -125,6 +135,7 @@ def cells(
         "window_hours",
         "manifests_read",
         "entries_read",
+        "entries_matched",
         "partitions_listed",
         "files_listed",
     ]
@@ -133,7 +144,7 @@ def cells(
     out = out.reset_index()
     iceberg = out["format"] == ICEBERG
     out.loc[iceberg, ["partitions_listed", "files_listed"]] = np.nan
-    out.loc[~iceberg, ["manifests_read", "entries_read"]] = np.nan
+    out.loc[~iceberg, ["manifests_read", "entries_read", "entries_matched"]] = np.nan
     out["manifest_bytes_read"] = np.nan
     if windows is not None and not windows.empty:
         keyed = windows.rename(columns={"profile": "layout"}).set_index(["dataset", "layout", "window"])
@@ -159,7 +170,8 @@ def data_files(table: pd.DataFrame, states: pd.DataFrame | None = None) -> pd.Se
 
 @dataclass(frozen=True)
 class Fit:
-    """One OLS fit: planning_ms of one format and planning mode against its features."""
+    """One weighted least-squares fit (weights 1 / planning_ms^2): planning_ms of one format and
+    planning mode against its features."""
 
     format: str
     mode: str
@@ -230,13 +242,17 @@ class Fit:
         """
         if interval not in INTERVALS:
             raise ValueError(f"interval must be one of {', '.join(INTERVALS)}")
-        frame = self.result.get_prediction(self.design(features)).summary_frame(alpha=1 - level)
+        exog = self.design(features)
+        prediction = self.result.get_prediction(exog)
+        mean, mean_se = prediction.predicted_mean, prediction.se_mean
+        se = mean_se
+        if interval == "obs":
+            # A new cell scatters relatively, as the fit's weights say (weight 1 / mean^2), so its
+            # variance is scale x mean^2 (statsmodels' own weights= path rejects some shapes).
+            se = np.sqrt(mean_se**2 + self.result.scale * mean**2)
+        half = stats.t.ppf(0.5 + level / 2, self.result.df_resid) * se
         out = pd.DataFrame(
-            {
-                "predicted_ms": frame["mean"].to_numpy(),
-                "lo_ms": frame[f"{interval}_ci_lower"].to_numpy(),
-                "hi_ms": frame[f"{interval}_ci_upper"].to_numpy(),
-            },
+            {"predicted_ms": mean, "lo_ms": mean - half, "hi_ms": mean + half},
             index=features.index,
         )
         low = self.cells[list(self.features)].min()
@@ -270,7 +286,8 @@ def fit(
     limit: float | None = None,
     notes: list[str] | None = None,
 ) -> dict[str, Fit]:
-    """One OLS fit per planning mode of `format`, on the cell medians of `frame` (`cells`).
+    """One weighted least-squares fit per planning mode of `format`, on the cell medians of
+    `frame` (`cells`), each cell weighted 1 / planning_ms^2 (the module docstring says why).
 
     Args:
         frame: measurements in the contract's columns.
@@ -301,7 +318,8 @@ def fit(
             if notes is not None:
                 notes.append(f"{format}/{mode} not fitted: {why}")
             continue
-        result = sm.OLS(part["planning_ms"].astype(float), exog).fit()
+        y = part["planning_ms"].astype(float)
+        result = sm.WLS(y, exog, weights=1.0 / y**2).fit()
         fits[str(mode)] = Fit(format, str(mode), names, result, part)
     if not fits:
         where = f" with at most {limit:,.0f} data files" if limit is not None else ""
@@ -513,6 +531,15 @@ def window_days(name: str, days: int) -> int:
     return min(days, max(1, math.ceil(length.total_seconds() / 86400)))
 
 
+def window_share(name: str, days: int) -> float:
+    """The share of a table of `days` days a window covers (`1h`: 1/24 of a day): the entries
+    whose bounds it matches, for entries that each hold about a day's slice of rows."""
+    length = window_length(name)
+    if length is None:
+        return 1.0
+    return min(1.0, length.total_seconds() / 86400 / days)
+
+
 def predict_table(
     files: int,
     days: int,
@@ -539,6 +566,7 @@ def predict_table(
         for name in windows:
             wd = window_days(name, days)
             read, entries = lay.read(wd)
+            matched = min(entries, files * window_share(name, days))
             rows.append(
                 {
                     "format": ICEBERG,
@@ -552,6 +580,7 @@ def predict_table(
                     "window_days": wd,
                     "manifests_read": read,
                     "entries_read": entries,
+                    "entries_matched": matched,
                     "manifest_bytes_read": entries * entry_bytes,
                 }
             )
@@ -872,8 +901,8 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
         f"costmodel: fitted on {source.path} (run {source.run_id}, experiment {source.experiment})", file=out
     )
     print(
-        "  OLS on the median planning_ms of each (dataset, layout, mode, query, window) cell over its "
-        "measured repetitions (no warm-ups, status ok)",
+        "  least squares weighted 1/planning_ms^2 (relative error) on the median planning_ms of each "
+        "(dataset, layout, mode, query, window) cell over its measured repetitions (no warm-ups, status ok)",
         file=out,
     )
     data: dict[str, Any] = {

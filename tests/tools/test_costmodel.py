@@ -27,10 +27,20 @@ from icelab.tools.costmodel import (
 )
 from icelab.tools.main import main as icelab
 
-# planning_ms = const + a x first feature + b x second, per (format, mode).
+# planning_ms = const + a x first feature + b x second (+ c x third), per (format, mode).
 PLANTED = {
-    ("iceberg", "local"): {"const": 150.0, "manifests_read": 0.9, "entries_read": 0.012},
-    ("iceberg", "distributed"): {"const": 900.0, "manifests_read": 0.3, "entries_read": 0.006},
+    ("iceberg", "local"): {
+        "const": 150.0,
+        "manifests_read": 0.9,
+        "entries_read": 0.012,
+        "entries_matched": 0.004,
+    },
+    ("iceberg", "distributed"): {
+        "const": 900.0,
+        "manifests_read": 0.3,
+        "entries_read": 0.006,
+        "entries_matched": 0.009,
+    },
     ("parquet", "listing_serial"): {"const": 25.0, "partitions_listed": 7.4, "files_listed": 0.05},
     ("parquet", "listing_parallel"): {"const": 400.0, "partitions_listed": 2.0, "files_listed": 0.03},
 }
@@ -127,7 +137,11 @@ def synthetic(
                         "files_skipped": entries - in_window,
                         "partitions_scanned": None,
                     }
-                    truth = planted("iceberg", mode, {"manifests_read": manifests, "entries_read": entries})
+                    truth = planted(
+                        "iceberg",
+                        mode,
+                        {"manifests_read": manifests, "entries_read": entries, "entries_matched": in_window},
+                    )
                     rows += rows_of(cell, truth, rng, noise)
         states.append(
             {
@@ -186,7 +200,7 @@ def test_the_fit_recovers_the_planted_coefficients_within_their_intervals(run_da
             # them by chance (their coverage is right); at 99% a miss is a fault of the fit.
             table = model.coefficients(level=0.99).set_index("term")
             for term, value in PLANTED[(fmt, mode)].items():
-                scale = 1e3 if term in ("entries_read", "files_listed") else 1.0
+                scale = 1e3 if term in ("entries_read", "entries_matched", "files_listed") else 1.0
                 low, high = table.loc[term, ["ci_low", "ci_high"]] / scale
                 assert low <= value <= high, (fmt, mode, term, low, value, high)
                 if term != "const":  # the per-unit costs within 5% (the fixed part is small beside them)
@@ -202,17 +216,18 @@ def test_the_units_are_per_manifest_per_thousand_entries_and_fixed(run_data):
         "const": "fixed ms",
         "manifests_read": "ms per manifest",
         "entries_read": "ms per 1,000 entries",
+        "entries_matched": "ms per 1,000 entries matched",
     }
     assert table.loc["entries_read", "estimate"] == pytest.approx(12.0, rel=0.05)  # 0.012 ms per entry
     diagnostics = model.diagnostics()
-    assert set(diagnostics["vif"]) == {"manifests_read", "entries_read"}
+    assert set(diagnostics["vif"]) == {"manifests_read", "entries_read", "entries_matched"}
     assert diagnostics["condition_number"] > 1
 
 
 def test_bytes_beside_entries_show_their_collinearity(run_data):
     frame, states, windows = run_data
     plain = fit(frame, "iceberg", states=states, windows=windows)["local"].diagnostics()
-    features = ("manifests_read", "entries_read", "manifest_bytes_read")
+    features = ("manifests_read", "entries_read", "entries_matched", "manifest_bytes_read")
     both = fit(frame, "iceberg", features, states, windows)["local"].diagnostics()
     # Entries of nearly one size: bytes are almost entries times a constant, and the fit says so.
     assert max(plain["vif"].values()) < 10 and plain["condition_number"] < 30
@@ -246,10 +261,11 @@ def test_rows_without_a_mode_plan_as_the_defaults():
 
 def test_features_missing_from_a_row_come_from_windows_csv(run_data):
     frame, states, windows = run_data
-    # As if distributed planning reported no scan metrics: the manifest list's counts stand in.
+    # As if distributed planning reported no manifest counts: the manifest list's stand in (the
+    # entries matched, files_scanned, only the scan can tell).
     blind = frame.copy()
     gone = blind["setup"] == "distributed"
-    blind.loc[gone, ["manifests_scanned", "files_scanned", "files_skipped"]] = None
+    blind.loc[gone, ["manifests_scanned", "files_skipped"]] = None
     table = cells(blind, states, windows)
     distributed = table[table["mode"] == "distributed"].merge(
         windows.rename(columns={"profile": "layout"}),
@@ -354,7 +370,13 @@ def test_predict_table_reads_and_predicts_per_layout(run_data):
     assert iceberg.loc[("as_ingested", "30d"), "entries_read"] == 1_800_000
     for (layout, window), r in iceberg.iterrows():
         truth = planted(
-            "iceberg", "local", {"manifests_read": r.manifests_read, "entries_read": r.entries_read}
+            "iceberg",
+            "local",
+            {
+                "manifests_read": r.manifests_read,
+                "entries_read": r.entries_read,
+                "entries_matched": r.entries_matched,
+            },
         )
         assert r.predicted_ms == pytest.approx(truth, rel=0.05), (layout, window)
         assert r.lo_ms < r.predicted_ms < r.hi_ms
@@ -431,7 +453,12 @@ def test_the_command_prints_the_fit_the_layouts_and_the_recommendation(
     assert data["run"]["run_id"] == run_dir.name
     assert {(f["format"], f["mode"]) for f in data["fits"]} == set(PLANTED)
     local = next(f for f in data["fits"] if f["mode"] == "local")
-    assert {c["term"] for c in local["coefficients"]} == {"const", "manifests_read", "entries_read"}
+    assert {c["term"] for c in local["coefficients"]} == {
+        "const",
+        "manifests_read",
+        "entries_read",
+        "entries_matched",
+    }
     assert len(data["predictions"]) == 3 * 2 + 2 * 2
     assert data["recommendation"]["layout"] in ("rewrite_1mb", "rewrite_8mb")
 
