@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 
 from icelab.core.contract import validate
+from tests.conftest import FAST_JVM
 
 REPO = Path(__file__).resolve().parents[1]
 # The smoke benchmark shrunk to seconds: 2 queries x 2 windows x 2 variants x 2 rounds.
 MICRO = [
-    "engine.java_options='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'",  # short runs: a JVM that starts fast
+    *FAST_JVM,
     "experiment=smoke",
     "dataset=tiny",
     "dataset.name=micro",

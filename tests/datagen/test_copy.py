@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from icelab.core import storage
+from tests.conftest import FAST_JVM
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,6 +32,8 @@ def copied(tiny, data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
             "experiment=datagen",
             "dataset=tiny",
             "progress=false",
+            *FAST_JVM,
+            "engine.driver_memory=2g",
             f"paths.data_dir={tmp / 'data'}",
             f"paths.copy_from={data_dir}",
             f"paths.results_dir={tmp / 'results'}",

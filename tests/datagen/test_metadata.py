@@ -19,7 +19,7 @@ from icelab.core.errors import UserError
 from icelab.datagen.metadata import layout
 from icelab.datagen.metadata.state import AS_INGESTED, MetaState
 from icelab.datagen.verify import duckdb_connection
-from tests.conftest import run_py
+from tests.conftest import FAST_JVM, run_py
 
 MICRO = ["experiment=metadata_scale", "meta=[meta_micro]"]
 # Bytes per entry of the states built here (about 725); the layout checks below hold from 600 to 850.
@@ -276,6 +276,7 @@ def test_the_same_seed_builds_the_same_entries(ctx, micro_run, tmp_path: Path) -
         *MICRO,
         "experiment.build_only=true",
         "progress=false",
+        *FAST_JVM,
         f"experiment.seed={cfg.seed},{cfg.seed + 1}",
         f"experiment.meta_dir={other}",
         f"paths.data_dir={cfg.paths.data_dir}",

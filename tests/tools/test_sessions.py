@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from icelab.tools import sessions
+from tests.conftest import FAST_FLAGS, NO_CODEGEN
 
 
 def test_sessions_alternate_a_and_b():
@@ -77,10 +78,12 @@ def test_sessions_run_a_then_b_in_new_processes_and_compare(tiny, data_dir: Path
             "--pairs",
             "1",
             "--a",
-            "engine.java_options='-Dicelab.side=a'",
+            f"engine.java_options='-Dicelab.side=a {FAST_FLAGS}'",
             "--b",
-            "engine.java_options='-Dicelab.side=b'",
+            f"engine.java_options='-Dicelab.side=b {FAST_FLAGS}'",
             "--",
+            NO_CODEGEN,
+            "engine.driver_memory=2g",
             "experiment=smoke",
             "profile=[as_ingested]",
             "experiment.queries=[count_window]",
