@@ -491,3 +491,48 @@ def test_stopping_the_proxy_ends_its_thread():
     proxy.start()
     proxy.stop()
     assert not any(t.name == "icelab-delay-proxy" for t in threading.enumerate())
+
+
+def fake_ceph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failures: int, error: str) -> Path:
+    """A `ceph` first on PATH that fails `failures` times with `error`, then prints 0; the calls
+    it received are counted in its directory."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "ceph"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{bin_dir}/calls" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "{bin_dir}/calls"\n'
+        f'if [ $n -le {failures} ]; then echo "{error}" >&2; exit 1; fi\n'
+        "echo 0\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return bin_dir / "calls"
+
+
+def stand_in(tmp_path: Path, timeout_s: float = 30.0) -> rgw.Rgw:
+    store = rgw.Rgw(tmp_path / "store", 0, "a", "b", start_timeout_s=timeout_s)
+    (store.state_dir / "log").mkdir(parents=True)
+    store.deadline = time.monotonic() + timeout_s
+    return store
+
+
+def test_a_ceph_command_waits_for_a_monitor_that_is_not_ready(tmp_path, monkeypatch):
+    # CI saw the first `osd new` after a fresh start fail so, once: it is retried, not fatal.
+    error = "Error EPERM: problem getting command descriptions from mon."
+    calls = fake_ceph(tmp_path, monkeypatch, 3, error)
+    assert stand_in(tmp_path)._ceph("osd", "new", "some-uuid").strip() == "0"
+    assert calls.read_text().strip() == "4"
+
+
+def test_any_other_ceph_failure_is_one_error_at_once(tmp_path, monkeypatch):
+    calls = fake_ceph(tmp_path, monkeypatch, 1, "Error EINVAL: bad crush location")
+    with pytest.raises(UserError, match="object store: ceph -c failed: Error EINVAL: bad crush location"):
+        stand_in(tmp_path)._ceph("osd", "crush", "add")
+    assert calls.read_text().strip() == "1"
+
+
+def test_a_monitor_never_ready_ends_at_the_start_deadline(tmp_path, monkeypatch):
+    fake_ceph(tmp_path, monkeypatch, 10_000, "Error EPERM: problem getting command descriptions from mon.")
+    with pytest.raises(UserError, match=r"object store: ceph not ready within storage.start_timeout_s=2 s"):
+        stand_in(tmp_path, timeout_s=2.0)._ceph("osd", "new", "x")

@@ -37,6 +37,9 @@ PIDS = "daemons.json"
 STATE = "state.json"
 USER = "icelab"
 RGW_NAME = "client.rgw"
+# What `ceph` says when the monitor it reached is up but not serving commands yet (seen in CI:
+# EPERM on the first `osd new` after a fresh start); it passes within seconds.
+MON_NOT_READY = "problem getting command descriptions"
 
 CONF = """\
 [global]
@@ -178,6 +181,10 @@ def sweep(state_dir: Path) -> list[int]:
     return killed
 
 
+class _NotReady(Exception):
+    """A Ceph command failed the way a monitor that is still starting makes it fail."""
+
+
 @dataclass
 class Rgw:
     """One Ceph RGW with its one-node cluster, all of it under `state_dir`.
@@ -265,13 +272,11 @@ class Rgw:
             self._run("ceph-mon", "-c", str(self.conf), "-i", "a", "--inject-monmap", str(monmap))
         self._spawn("ceph-mon", "-c", str(self.conf), "-i", "a", "-f")
         if fresh:
-            osd_id = self._run("ceph", "-c", str(self.conf), "--connect-timeout", "60", "osd", "new",
-                               state["osd_uuid"]).strip()  # fmt: skip
+            osd_id = self._ceph("--connect-timeout", "60", "osd", "new", state["osd_uuid"]).strip()
             if osd_id != "0":
                 raise UserError(f"object store: the new OSD got id {osd_id!r}, not 0 ({self.state_dir})")
             self._run("ceph-osd", "-c", str(self.conf), "-i", "0", "--mkfs", "--osd-uuid", state["osd_uuid"])
-            self._run("ceph", "-c", str(self.conf), "osd", "crush", "add", "osd.0", "1.0", "root=default",
-                      "host=icelab")  # fmt: skip
+            self._ceph("osd", "crush", "add", "osd.0", "1.0", "root=default", "host=icelab")
         self._spawn("ceph-osd", "-c", str(self.conf), "-i", "0", "-f")
         self._spawn("radosgw", "-c", str(self.conf), "-n", RGW_NAME, "-f")
         self._wait_http()
@@ -299,14 +304,32 @@ class Rgw:
     def _remaining(self) -> float:
         return max(1.0, self.deadline - time.monotonic())
 
-    def _run(self, *args: str) -> str:
-        """Run one Ceph command to its end; its output goes to the log directory."""
+    def _ceph(self, *args: str) -> str:
+        """A `ceph` command against the monitor just spawned, repeated while the monitor says it
+        is not ready yet (MON_NOT_READY) until the start's deadline."""
+        while True:
+            try:
+                return self._run("ceph", "-c", str(self.conf), *args, transient=MON_NOT_READY)
+            except _NotReady:
+                if self._remaining() <= 1.0:
+                    raise UserError(self._timeout_message("ceph")) from None
+                time.sleep(0.5)
+
+    def _run(self, *args: str, transient: str | None = None) -> str:
+        """Run one Ceph command to its end; its output goes to the log directory.
+
+        Raises:
+            _NotReady: it failed with `transient` in its error output (the caller retries).
+            UserError: it failed otherwise, or ran past the start's deadline.
+        """
         try:
             out = subprocess.run(args, capture_output=True, text=True, timeout=self._remaining())
         except subprocess.TimeoutExpired:
             raise UserError(self._timeout_message(args[0])) from None
         with self._log("commands").open("a") as log:
             log.write(f"$ {' '.join(args)}\n{out.stdout}{out.stderr}(exit {out.returncode})\n")
+        if out.returncode != 0 and transient and transient in out.stderr:
+            raise _NotReady(args[0])
         if out.returncode != 0:
             detail = (out.stderr.strip() or out.stdout.strip()).splitlines()
             raise UserError(
