@@ -227,16 +227,20 @@ def run(cfg: DictConfig) -> Path | None:
         return None
     run_dir = ctx.new_run(mcfg.name, built)
     base = {"run_id": run_dir.name, "experiment": mcfg.name}
+    # What each state measures, decided once: the plan recorded is the plan run.
+    measures = {
+        s.name: (state_windows(s, list(s.size.windows or mcfg.windows)), meta_variants(s)) for s in states
+    }
     plan = {
         s.label: {
-            "windows": list(s.size.windows or mcfg.windows),
-            "variants": [v.label for v in meta_variants(s)],
+            "windows": [w.name for w in measures[s.name][0]],
+            "variants": [v.label for v in measures[s.name][1]],
         }
         for s in states
     }
     planned = sum(
-        len(p["windows"]) * len(p["variants"]) * (s.size.warmups + s.size.repetitions)
-        for s, p in zip(states, plan.values(), strict=True)
+        len(windows) * len(variants) * (s.size.warmups + s.size.repetitions)
+        for s, (windows, variants) in zip(states, measures.values(), strict=True)
     )
     recorder = Recorder(
         run_dir,
@@ -254,8 +258,7 @@ def run(cfg: DictConfig) -> Path | None:
     print(f"{mcfg.name}: {PLANNING_ONLY} -> {run_dir}")
     reads, state_table = [], []
     for state in states:
-        windows = state_windows(state, list(state.size.windows or mcfg.windows))
-        variants = meta_variants(state)
+        windows, variants = measures[state.name]
         for layout_name in state.layouts:
             reads += window_reads(
                 state, layout_name, manifest_ranges(ctx.spark, state.table(layout_name)), windows
