@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,13 @@ def run_builder(
         *(f"{k}={v}" for k, v in args.items()),
     ]
     result: dict[str, Any] = {}
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
+    # stderr to a file, not a pipe: a pipe nobody reads while stdout is followed would stall the
+    # JVM once its logging filled the pipe's buffer.
+    with (
+        tempfile.TemporaryFile("w+") as stderr,
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True) as proc,
+    ):
+        assert proc.stdout is not None
         with tqdm(total=entries, desc=desc, unit="entry", unit_scale=True, disable=not progress) as bar:
             for line in proc.stdout:
                 msg = json.loads(line)
@@ -97,7 +103,9 @@ def run_builder(
                     bar.update(msg["entries"] - bar.n)
                 if msg.get("done"):
                     result = msg
-        errors = proc.stderr.read()
+        proc.wait()
+        stderr.seek(0)
+        errors = stderr.read()
     if proc.returncode != 0 or not result:
         last = [ln for ln in errors.strip().splitlines() if "Exception" in ln or "Error" in ln]
         raise UserError(f"metadata builder failed ({desc}): {(last or ['exit ' + str(proc.returncode)])[0]}")
