@@ -167,19 +167,18 @@ def validate(run_dir: Path, allow_failures: bool = False, allow_older: bool = Fa
         problems.append(
             f"{table.num_rows - len(unique)} duplicate (dataset, query, variant, window, repetition) rows"
         )
-    statuses = table.column("status").to_pylist()
-    errors = table.column("error").to_pylist()
     # A measurement the protocol cancelled at its configured timeout is an outcome it asked for.
-    failed = sum(
-        s != "ok" and not str(e).startswith(TIMED_OUT) for s, e in zip(statuses, errors, strict=True)
-    )
+    failed = [
+        r
+        for r in table.select(["status", "error", "query_id", "variant"]).to_pylist()
+        if r["status"] != "ok" and not str(r["error"]).startswith(TIMED_OUT)
+    ]
     if failed and not allow_failures:
-        first = next(
-            r for r in table.to_pylist() if r["status"] != "ok" and not str(r["error"]).startswith(TIMED_OUT)
-        )
+        e = failed[0]
         problems.append(
-            f"{failed} failed measurements, e.g. {first['query_id']} {first['variant']}: {first['error']}"
+            f"{len(failed)} failed measurements, e.g. {e['query_id']} {e['variant']}: {e['error']}"
         )
+    statuses = table.column("status").to_pylist()
     ok_planning = [
         p for p, s in zip(table.column("planning_ms").to_pylist(), statuses, strict=True) if s == "ok"
     ]

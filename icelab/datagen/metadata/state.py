@@ -30,6 +30,7 @@ from icelab.core import locks, storage
 from icelab.core.config import EngineConfig, parse_size
 from icelab.core.config.metadata import MetadataScaleConfig, MetaSizeConfig
 from icelab.core.errors import UserError
+from icelab.core.results import write_json
 from icelab.core.session import register_iceberg_catalog
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.ingest import create_iceberg_table
@@ -54,6 +55,11 @@ def meta_root(experiment: MetadataScaleConfig, data_dir: str) -> Path:
             "of sparse placeholder files); give a local paths.data_dir or experiment.meta_dir"
         )
     return Path(uri.removeprefix("file://").removeprefix("file:"))
+
+
+def builds_parquet(size: MetaSizeConfig, experiment: MetadataScaleConfig) -> bool:
+    """Whether a state has the Parquet placeholder tree: asked for, and within parquet_max_files."""
+    return size.parquet and size.data_files <= experiment.parquet_max_files
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ class MetaState:
                 include={"late_fraction", "late_max_days", "clock_skew_fraction", "touch", "rows_per_file"},
             ),
             "end": experiment.end.isoformat(),
-            "parquet": size.parquet and size.data_files <= experiment.parquet_max_files,
+            "parquet": builds_parquet(size, experiment),
             "seed": experiment.seed,
             "template": template.hash,
             # The code that decides the content: the Java builder and the layout draws.
@@ -123,7 +129,7 @@ class MetaState:
     @property
     def has_parquet(self) -> bool:
         """Whether the Parquet placeholder tree is built (up to experiment.parquet_max_files)."""
-        return self.size.parquet and self.size.data_files <= self.experiment.parquet_max_files
+        return builds_parquet(self.size, self.experiment)
 
     def table(self, layout_name: str, cached: bool = False) -> str:
         """A layout's Iceberg table name."""
@@ -297,7 +303,5 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
         "build_wall_s": time.perf_counter() - t0,
         "disk_bytes": disk_bytes(state.path),
     }
-    tmp = state.path / f"{MARKER}.tmp"
-    tmp.write_text(json.dumps(info, indent=2))
-    tmp.rename(state.path / MARKER)
+    write_json(state.path / MARKER, info)  # atomic: the mark exists whole or not at all
     return info

@@ -5,12 +5,12 @@ reference `metadata_scale` run (and the medium reference runs the model is check
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
+from icelab.charts.costmodel import ANCHORS
 from icelab.core.contract import read_measurements
 from icelab.core.runs import Run
 from icelab.tools import costmodel
@@ -19,10 +19,6 @@ from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, ta
 EXPERIMENT = "metadata_scale"
 # What Iceberg wrote for the real medium dataset, the entry size the states must come near.
 MEDIUM_RUN = "manifest_8mb"
-ANCHORS = (
-    ("LHBench (Spark 3.3, Iceberg 1.1): query startup at 200k files", 200_000, "3.9 to 4.3 s"),
-    ("Iceberg PR #8123: partition-predicate planning at 20M files, once clustered", 20_000_000, "about 1 s"),
-)
 
 
 def _run(results: Path) -> Run:
@@ -35,15 +31,14 @@ def _frames(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 
 def _states(run: Run) -> dict[str, dict]:
-    return json.loads((run.path / "run.json").read_text())["states"]
+    return run.meta()["states"]
 
 
 def medium_entry_bytes(results: Path) -> tuple[float, str]:
     """Bytes per manifest entry Iceberg wrote for the real medium dataset: the as-ingested
     manifests' bytes over the entries a full scan of them reads (reference manifest_8mb run)."""
     run = reference_run(results, MEDIUM_RUN)
-    info = json.loads((run.path / "run.json").read_text())
-    state = info["variants"]["iceberg/as_ingested"]
+    state = run.meta()["variants"]["iceberg/as_ingested"]
     m = read_measurements(run.path)
     ice = m[(m["variant"] == "iceberg/as_ingested") & (m["status"] == "ok")]
     entries = int((ice["files_scanned"] + ice["files_skipped"]).max())
@@ -168,16 +163,19 @@ def modes_table(results: Path) -> str:
     """Distributed against local planning (and local with Iceberg's caches on), per state, layout
     and window: the ratio of medians, beside what planning read."""
     run = _run(results)
-    cells = _cells(_frames(run)[0])
+    measurements = _frames(run)[0]
+    cells = _cells(measurements)
     ice = cells[cells["format"] == "iceberg"]
     local = ice[ice["setup"] == "local"].set_index(["dataset", "profile", "window"])
-    rows = []
+    rows, ratios = [], {}
     for mode in ("distributed", "local_cache"):
         other = ice[ice["setup"] == mode].set_index(["dataset", "profile", "window"])
+        ratios[mode] = []
         for key in other.index:
             if key not in local.index:
                 continue
             rec, base = other.loc[key], local.loc[key]
+            ratios[mode].append(rec["planning_ms"] / base["planning_ms"])
             rows.append(
                 [
                     f"`{key[0]}`",
@@ -203,15 +201,14 @@ def modes_table(results: Path) -> str:
         "mode / local",
     ]
     lines = []
-    for mode in ("distributed", "local_cache"):
-        ratios = [float(r[8].rstrip("x")) for r in rows if r[3] == mode and r[8] != "-"]
-        if ratios:
-            faster = sum(x < 1 for x in ratios)
+    for mode, found in ratios.items():
+        found = [x for x in found if pd.notna(x)]  # a cell with no planning figure (error rows)
+        if found:
             lines.append(
-                f"- `{mode}` against `local`: {ratio(min(ratios))} to {ratio(max(ratios))} over "
-                f"{len(ratios)} cells; faster in {faster} of them."
+                f"- `{mode}` against `local`: {ratio(min(found))} to {ratio(max(found))} over "
+                f"{len(found)} cells; faster in {sum(x < 1 for x in found)} of them."
             )
-    errors = cells_errors(_frames(run)[0])
+    errors = cells_errors(measurements)
     if errors:
         lines.append(f"- Error rows (no planning figure): {errors}.")
     return f"From {provenance(run)}.\n\n" + "\n".join(lines) + "\n\n" + table(head, rows)
@@ -234,15 +231,20 @@ def anchors_table(results: Path) -> str:
     files = states.drop_duplicates("dataset").set_index("dataset")["data_files"]
     cells = cells.assign(data_files=cells["dataset"].map(files))
     rows = []
-    for what, at, figure in ANCHORS:
-        nearest = cells.iloc[(cells["data_files"] - at).abs().argsort()]["data_files"].iloc[0]
+    for anchor in ANCHORS:
+        nearest = cells.iloc[(cells["data_files"] - anchor.files).abs().argsort()]["data_files"].iloc[0]
         near = cells[
             (cells["data_files"] == nearest) & (cells["format"] == "iceberg") & (cells["setup"] == "local")
         ]
         for profile, part in near.groupby("profile"):
             lo, hi = part["planning_ms"].min() / 1e3, part["planning_ms"].max() / 1e3
             rows.append(
-                [what, figure, f"{num(nearest)} files, {profile}, local", f"{num(lo, 2)} to {num(hi, 2)} s"]
+                [
+                    anchor.claim,
+                    anchor.published,
+                    f"{num(nearest)} files, {profile}, local",
+                    f"{num(lo, 2)} to {num(hi, 2)} s",
+                ]
             )
     head = ["anchor", "published", "icelab cell (count_window, every window measured)", "icelab planning"]
     chart = f"../results/reference/charts/{EXPERIMENT}/planning_vs_files.png"

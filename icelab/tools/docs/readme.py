@@ -81,13 +81,13 @@ def duration(run: Run) -> str:
     """`<dataset>, <minutes> min` from run.json: from its process's start (else the run
     directory's opening) to its finish; what is missing, said. A doctor run names its table's size."""
     dataset = (run.config().get("dataset") or {}).get("name", "?")
+    meta = run.meta()
     if run.experiment == "doctor":
         entries = json.loads((run.path / "report.json").read_text())["reader"]["entries"]
         dataset = f"{entries:,} entries"
     if run.experiment == "metadata_scale":
-        files = [state["data_files"] for state in run.meta().get("states", {}).values()]
+        files = [state["data_files"] for state in meta.get("states", {}).values()]
         dataset = f"{min(files):,} to {max(files):,} entries" if files else "no state"
-    meta = run.meta()
     start = _utc(meta.get("process_started_utc") or meta.get("started_utc"))
     end = _utc(meta.get("finished_utc") or meta.get("ended_utc"))
     if start is None or end is None:
