@@ -74,22 +74,21 @@ def test_the_per_query_ratio_is_median_planning_plus_median_execution(results: P
     assert len(got) == len(want) == 23
     for query_id, value in want.items():
         assert got[canonical.short(query_id)] == f"{value:.2f}x", query_id
-    # Not the executed round's total_ms: for q01 that definition gives another figure.
-    executed = frame[~frame["warmup"] & frame["executed"]].set_index(["query_id", "variant"])["total_ms"]
-    q01 = "q01_count_last_hour"
-    other = executed[(q01, OPTIMIZED)] / executed[(q01, PARQUET)]
-    assert f"{other:.2f}x" != got["q01"]
+    # Not the median of the executed rounds' total_ms: that definition gives other figures.
+    executed = frame[~frame["warmup"] & frame["executed"] & (frame["status"] == "ok")]
+    totals = executed.groupby(["query_id", "variant"])["total_ms"].median()
+    other = totals.xs(OPTIMIZED, level="variant") / totals.xs(PARQUET, level="variant")
+    assert any(f"{other[q]:.2f}x" != got[canonical.short(q)] for q in want.index)
 
 
-def test_the_per_query_ratio_follows_the_planning_rounds(results: Path) -> None:
-    """Planning-only rounds move the median planning, and with it the ratio; the executed round
-    (its total_ms) is left alone, so a figure from total_ms would not move."""
+def test_the_per_query_ratio_follows_the_planning_medians(results: Path) -> None:
+    """Planning times move the median planning, and with it the ratio; the rows' total_ms is
+    left alone, so a figure from total_ms would not move."""
     before = table_ratios(results)["q01"]
     frame = measurements(results)
-    q01 = (frame["query_id"] == "q01_count_last_hour") & (frame["variant"] == OPTIMIZED)
-    planning_only = q01 & ~frame["warmup"] & ~frame["executed"]
-    assert planning_only.sum() == 2
-    frame.loc[planning_only, "planning_ms"] *= 5
+    q01 = (frame["query_id"] == "q01_count_last_hour") & (frame["variant"] == OPTIMIZED) & ~frame["warmup"]
+    assert q01.sum() >= 3
+    frame.loc[q01, "planning_ms"] *= 5
     store(results, frame)
     after = table_ratios(results)["q01"]
     assert after != before
@@ -103,11 +102,12 @@ def test_the_faster_count_follows_the_data(results: Path) -> None:
     assert (count, total) == (int((want < 1).sum()), 23)
     assert canonical.faster(canonical.load(results)) == (count, total)
 
-    # q06 is faster on Iceberg (below 1): double its optimized execution and it no longer is.
-    q06 = "q06_tablet_makers_week"
-    assert want[q06] < 1
-    rows = (frame["query_id"] == q06) & (frame["variant"] == OPTIMIZED) & frame["executed"] & ~frame["warmup"]
-    frame.loc[rows, "execution_ms"] *= 2
+    # The query faster on Iceberg by the least: make its optimized execution 4x and it no longer is.
+    query = want[want < 1].idxmax()
+    rows = (
+        (frame["query_id"] == query) & (frame["variant"] == OPTIMIZED) & frame["executed"] & ~frame["warmup"]
+    )
+    frame.loc[rows, "execution_ms"] *= 4
     store(results, frame)
-    assert expected_ratios(frame)[q06] > 1
+    assert expected_ratios(frame)[query] > 1
     assert faster_sentence(results) == (count - 1, total)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -81,8 +82,12 @@ def test_the_key_share_follows_popularity_skew(root: Path) -> None:
 
 def test_the_run_times_follow_run_json(root: Path) -> None:
     run_json = _run(root, "canonical") / "run.json"
-    assert "35.1 min in all" in dataset.bigger_machine(root / "results")
     meta = json.loads(run_json.read_text())
-    meta["finished_utc"] = "2026-11-21T16:00:25+00:00"
+    start = dt.datetime.fromisoformat(meta.get("process_started_utc") or meta["started_utc"])
+    end = dt.datetime.fromisoformat(meta["finished_utc"])
+    minutes = (end - start).total_seconds() / 60
+    assert f"`canonical` at medium, run `{meta['run_id']}`" in dataset.bigger_machine(root / "results")
+    assert f"{minutes:.1f} min in all" in dataset.bigger_machine(root / "results")
+    meta["finished_utc"] = (end + dt.timedelta(minutes=30)).isoformat()
     run_json.write_text(json.dumps(meta))
-    assert "69.0 min in all" in dataset.bigger_machine(root / "results")
+    assert f"{minutes + 30:.1f} min in all" in dataset.bigger_machine(root / "results")

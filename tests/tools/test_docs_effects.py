@@ -23,6 +23,8 @@ def results(tmp_path: Path) -> Path:
     compare(session(rng), session(rng, {"q03": 1.3})).to_csv(where / "a_vs_a_2.csv", index=False)
     faster = compare(session(rng), session(rng, {"q01": 0.7}))
     faster.to_csv(where / "setting_vectorization.csv", index=False)
+    slower = compare(session(rng), session(rng, {"q04": 1.4}))
+    slower.to_csv(where / "setting_medium_pruning.csv", index=False)
     for i in (1, 2):
         compare(session(rng), session(rng, {"q02": 1.25})).to_csv(where / f"planted_{i}.csv", index=False)
     (where / "README.md").write_text(
@@ -32,6 +34,7 @@ def results(tmp_path: Path) -> Path:
         "| `planted_1.csv` | 20261124T000001Z-bbbbbb | q02:0.25 |\n"
         "| `planted_2.csv` | 20261124T000002Z-cccccc | q02:0.25 |\n"
         "| `setting_vectorization.csv` | 20261124T000004Z-eeeeee | - | vectorization |\n"
+        "| `setting_medium_pruning.csv` | 20261124T000005Z-ffffff | - | pruning | medium |\n"
     )
     return tmp_path
 
@@ -44,7 +47,9 @@ def test_the_readme_names_each_table_its_run_and_its_plant(results: Path):
         ("planted_1", "20261124T000001Z-bbbbbb", {"q02": 0.25}),
         ("planted_2", "20261124T000002Z-cccccc", {"q02": 0.25}),
         ("setting_vectorization", "20261124T000004Z-eeeeee", {}),
+        ("setting_medium_pruning", "20261124T000005Z-ffffff", {}),
     ]
+    assert [c.dataset for c in found] == ["", "", "", "", "", "medium"]
 
 
 def test_the_block_counts_flags_and_covering_intervals(results: Path):
@@ -62,9 +67,26 @@ def test_the_block_counts_flags_and_covering_intervals(results: Path):
 
 def test_a_real_setting_is_its_own_table(results: Path):
     text = effect_checks(results)
-    assert "| vectorization | `execution_ms` | 12 | 0 | 1 | q01 0.6" in text
-    assert "| vectorization | `planning_ms` | 12 | 0 | 0 | - |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| vectorization | `execution_ms`"))
+    assert row.startswith("| vectorization | `execution_ms` | 12 | ")
+    assert "| 0 | 1 | q01 0.6" in row
+    planning = next(line for line in text.splitlines() if line.startswith("| vectorization | `planning_ms`"))
+    assert planning.endswith(" | 0 | 0 | - |")
     assert "`setting_vectorization.csv`" not in text  # not an A against A session
+
+
+def test_real_settings_are_grouped_by_the_dataset_the_readme_names(results: Path):
+    text = effect_checks(results)
+    undated, medium = text.split("Real settings")[1:]
+    assert undated.startswith(", each against `initial` in one session (run `20261124T000004Z-eeeeee`;")
+    assert "| vectorization |" in undated and "| pruning |" not in undated
+    assert medium.startswith(
+        " at `medium`, each against `initial` in one session (run `20261124T000005Z-ffffff`;"
+    )
+    # q04 planted 40% slower: flagged, and the spread of the ratios reaches it.
+    assert "| pruning | `execution_ms` | 12 | " in medium
+    row = next(line for line in medium.splitlines() if line.startswith("| pruning | `execution_ms`"))
+    assert "| 1 | 0 | q04 1.50 [1.29, 1.70] |" in row and "(0.91 to 1.50)" in row
 
 
 def test_a_named_table_that_is_missing_is_an_error(results: Path):

@@ -23,7 +23,7 @@ from icelab.bench import stats
 from icelab.bench.answers import verdict
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, read_run
-from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, table
+from icelab.tools.docs.fmt import default_protocol, num, pct, provenance, ratio, reference_run, table
 from icelab.tools.docs.readme import duration
 from icelab.tools.validate import check_run
 
@@ -131,6 +131,12 @@ class Canonical:
     @property
     def windows(self) -> dict[str, str]:
         return self.meta["query_windows"]
+
+    def find(self, name: str) -> str | None:
+        """The variant of setup `name` (`iceberg/<name>`), or None when the run did not measure it
+        (the default run measures the figures' setups only; each optimization alone is an
+        interleaved comparison of its own, docs/results.md)."""
+        return next((v for v in self.iceberg if setup(v) == name), None)
 
 
 @functools.lru_cache(maxsize=8)
@@ -331,6 +337,8 @@ def protocol(results: Path) -> str:
     executes = (
         "none of which executes"
         if e == 0
+        else "each of which also executes"
+        if e >= n
         else "the first of which also executes"
         if e == 1
         else f"the first {spelled(e)} of which also execute"
@@ -356,9 +364,8 @@ def protocol(results: Path) -> str:
         f"{env['machine']['cores']} cores), so execution figures come from "
         f"{spelled(e)} measured value{'' if e == 1 else 's'} per case (after the "
         + ("steady-state phase" if p.get("steady_k") else "executed warm-up")
-        + f") and planning medians from {n}; a bigger machine can raise `protocol.executions`."
-        + steady_sentence(c)
-        + "\n"
+        + f") and planning medians from {spelled(n)}; a bigger machine can raise `protocol.executions` "
+        '(docs/protocol.md, "Budget").' + steady_sentence(c) + "\n"
     )
 
 
@@ -471,15 +478,27 @@ def nested_predicates(results: Path) -> str:
     )
 
 
+def vectorizing(c: Canonical) -> str:
+    """The setup that shows what vectorized reads apply to: `vectorization` (on alone) when the
+    run measured it, else the first Iceberg setup with vectorized reads on."""
+    found = c.find("vectorization")
+    if found:
+        return found
+    on = [v for v in c.iceberg if c.meta["setups"][setup(v)]["spark_conf"].get(VECTORIZATION)]
+    if not on:
+        raise LookupError(f"{c.run.run_id}: no Iceberg setup with {VECTORIZATION} on")
+    return on[0]
+
+
 def vectorized_queries(c: Canonical) -> list[str]:
-    """The queries Iceberg reads vectorized once vectorized reads are on alone (`vectorization`)."""
-    v = next(x for x in c.iceberg if setup(x) == "vectorization")
+    """The queries Iceberg reads vectorized once vectorized reads are on (`vectorizing`)."""
+    v = vectorizing(c)
     plan = c.plan[(c.plan["variant"] == v) & c.plan["vectorized"].astype(bool)]
     return sorted(plan["query_id"], key=list(c.windows).index)
 
 
 def primitives(results: Path) -> str:
-    """Which queries the vectorization setup can change (plan_check.csv)."""
+    """Which queries vectorized reads can change (plan_check.csv)."""
     c = load(results)
     vec = vectorized_queries(c)
     return (
@@ -487,11 +506,18 @@ def primitives(results: Path) -> str:
         "only when every column a scan reads is a primitive; any struct, map or array column falls "
         f"back to row-based reads, pruned or not. Of the {len(c.windows)} queries, "
         f"{len(vec)} read primitives only ({', '.join(map(short, vec))}: the ones `plan_check.csv` shows "
-        "vectorized in `vectorization`), so the `vectorization` setup can only change those.\n"
+        f"vectorized in `{setup(vectorizing(c))}`), so vectorized reads can only change those.\n"
     )
 
 
 # ---- figures ------------------------------------------------------------------------------------
+
+
+def protocol_changes(c: Canonical) -> dict[str, object]:
+    """The run's protocol settings that differ from today's defaults: what the command that
+    made it needs on top of `experiment=canonical` (a reference run can predate a default)."""
+    now = default_protocol(EXPERIMENT)
+    return {k: v for k, v in c.meta["protocol"].items() if k in now and now[k] != v}
 
 
 def run_paragraph(results: Path) -> str:
@@ -509,8 +535,9 @@ def run_paragraph(results: Path) -> str:
     else:
         contract = "`icelab contract` ok"
     machine = env.get("machine") or {}
+    overrides = "".join(f" protocol.{k}={v}" for k, v in protocol_changes(c).items())
     return (
-        f"`python run.py experiment=canonical dataset={dataset}`, {provenance(c.run)}; "
+        f"`python run.py experiment=canonical dataset={dataset}{overrides}`, {provenance(c.run)}; "
         f"{num(meta['rows'])} rows, {contract}; {machine.get('cores', '?')} cores, "
         f"{machine.get('memory_gib', '?')} GiB. A query's total is its median planning plus its "
         "median execution; each cell of the two setup tables below is the geometric mean over the "
@@ -589,6 +616,17 @@ def per_query(results: Path) -> str:
     return table(header, rows)
 
 
+# Where a run of the figures' setups alone sends the reader for each optimization alone.
+RESULTS_EFFECTS = '[the results page](results.md) ("Effects checked against known answers")'
+ALONE = f"each optimization alone, interleaved with `initial` in one session, is in {RESULTS_EFFECTS}"
+
+
+def rewritten(c: Canonical) -> str:
+    """The setup that shows what rewriting the manifests does to planning: `manifest_rewrite`
+    (alone) when the run measured it, else the figures' optimized setup."""
+    return c.find("manifest_rewrite") or c.optimized
+
+
 def reading(results: Path) -> str:
     """The three bullets that read the figures: planning, execution, the noise floor."""
     c = load(results)
@@ -596,10 +634,8 @@ def reading(results: Path) -> str:
     planning, execution = c.median("planning_ms"), c.median("execution_ms")
     files = c.count("files_scanned")
     i, o = c.initial, c.optimized
-    rewrite = next(v for v in c.iceberg if setup(v) == "manifest_rewrite")
-    expiry = next(v for v in c.iceberg if setup(v) == "snapshot_expiry")
-    nested = next(v for v in c.iceberg if setup(v) == "nested_pruning")
-    vector = next(v for v in c.iceberg if setup(v) == "vectorization")
+    rewrite = rewritten(c)
+    expiry, nested, vector = (c.find(n) for n in ("snapshot_expiry", "nested_pruning", "vectorization"))
 
     # Planning.
     ip = planning[i]
@@ -615,7 +651,14 @@ def reading(results: Path) -> str:
         f"{short(q)}: {num(planning.loc[q, i])} and {num(planning.loc[q, o])} ms against {num(pp[q])}"
         for q in full
     )
-    snaps = meta["variants"][i]["snapshots"] - meta["variants"][expiry]["snapshots"]
+    target = meta["profiles"][meta["setups"][setup(rewrite)]["profile"]]["manifest_target_size"]
+    expiry_text = ""
+    if expiry:
+        snaps = meta["variants"][i]["snapshots"] - meta["variants"][expiry]["snapshots"]
+        expiry_text = (
+            f"Expiring {snaps} snapshots changes planning by {ratio(c.gain(expiry, 'planning_ms'))}: "
+            "what it removes is a larger `metadata.json`, parsed once per query. "
+        )
     planning_bullet = (
         "- *Planning* dominates the gap in the initial setup: "
         + (f"every Iceberg scan reads all {total_manifests}" if every else "Iceberg scans read the")
@@ -627,12 +670,13 @@ def reading(results: Path) -> str:
         )
         + ") whatever its window, while Parquet lists only the partitions the window touches "
         f"({ms(pp[fast_q])} for {short(fast_q)} at {c.windows[fast_q]}, {ms(pp[slow_q])} for "
-        f"{short(slow_q)} at {c.windows[slow_q]}). Manifests rewritten at "
-        f"{meta['profiles'][meta['setups'][setup(rewrite)]['profile']]['manifest_target_size']} "
-        f"({meta['variants'][rewrite]['manifests']} manifests) cut Iceberg planning "
-        f"{ratio(c.gain(rewrite, 'planning_ms'))} (median {num(planning[rewrite].median())} ms). "
-        f"Expiring {snaps} snapshots changes planning by {ratio(c.gain(expiry, 'planning_ms'))}: what it "
-        f"removes is a larger `metadata.json`, parsed once per query. For "
+        f"{short(slow_q)} at {c.windows[slow_q]}). "
+        + ("Manifests rewritten at " if rewrite != o else f"In `{setup(o)}`, manifests rewritten at ")
+        + f"{target} ({meta['variants'][rewrite]['manifests']} manifests) cut Iceberg planning "
+        f"{ratio(c.gain(rewrite, 'planning_ms'))}{interval(c.gains_ci, rewrite, 'planning_ms', invert=True)} "
+        f"(median {num(planning[rewrite].median())} ms). "
+        + expiry_text
+        + "For "
         + (
             f"{'both' if len(full_faster) == 2 else 'all'} full-table queries Iceberg plans faster than "
             "Parquet in every setup"
@@ -652,53 +696,85 @@ def reading(results: Path) -> str:
         f"{num(files.loc[q, PARQUET])} files Parquet reads"
         for q in shown
     )
-    leaves = c.plan.pivot(index="query_id", columns="variant", values="read_leaves")
-    pruned = [q for q in c.windows if leaves.loc[q, nested] < leaves.loc[q, i]]
-    pruning_gain = (execution.loc[pruned, i] / execution.loc[pruned, nested]).sort_values(ascending=False)
-    top = [
-        f"{short(q)} ({leaves.loc[q, i]} to {leaves.loc[q, nested]} leaf fields: "
-        f"{span(execution.loc[q, i], execution.loc[q, nested])})"
-        for q in pruning_gain.index[:3]
-    ]
-    vec = vectorized_queries(c)
-    floor = c.gain(expiry, "execution_ms")
     first = first_executed(c)
     iceberg_first = first[first["format"] == "iceberg"]
-    worst = iceberg_first.loc[iceberg_first["excess"].idxmax()]
-    vec_ratios = [f"{short(q)} {ratio(execution.loc[q, i] / execution.loc[q, vector])}" for q in vec]
     spread = max(iceberg_first["excess"].max(), 1 / iceberg_first["excess"].min())
-    inside = all(1 / spread <= execution.loc[q, i] / execution.loc[q, vector] <= spread for q in vec)
+    vec = vectorized_queries(c)
+    alone = []
+    if nested:
+        leaves = c.plan.pivot(index="query_id", columns="variant", values="read_leaves")
+        pruned = [q for q in c.windows if leaves.loc[q, nested] < leaves.loc[q, i]]
+        gain = (execution.loc[pruned, i] / execution.loc[pruned, nested]).sort_values(ascending=False)
+        top = [
+            f"{short(q)} ({leaves.loc[q, i]} to {leaves.loc[q, nested]} leaf fields: "
+            f"{span(execution.loc[q, i], execution.loc[q, nested])})"
+            for q in gain.index[:3]
+        ]
+        alone.append(
+            f"Nested schema pruning alone reads fewer leaf fields in {len(pruned)} queries; it "
+            f"shortens execution most for {listing(top)}."
+        )
+    if vector:
+        vec_ratios = [f"{short(q)} {ratio(execution.loc[q, i] / execution.loc[q, vector])}" for q in vec]
+        inside = all(1 / spread <= execution.loc[q, i] / execution.loc[q, vector] <= spread for q in vec)
+        alone.append(
+            f"Vectorization can only change the {spelled(len(vec))} queries that read primitives "
+            f"alone; `{setup(i)}` / `{setup(vector)}` execution: {', '.join(vec_ratios)}, "
+            + ("inside" if inside else "beyond")
+            + f" the spread of one execution (up to {ratio(spread)}, below)."
+        )
+    if not (nested and vector):
+        alone.append(f"This run measures the figures' setups; {ALONE}.")
     execution_bullet = (
-        f"- *Execution* in the initial setup is {ratio(c.geomean(i, 'execution_ms'))} of Parquet's "
+        f"- *Execution* in the initial setup is {ratio(c.geomean(i, 'execution_ms'))}"
+        f"{interval(c.versus_ci, i, 'execution_ms')} of Parquet's "
         "(geometric mean): on this data Spark's Parquet reader and Iceberg's row reader cost about "
         f"the same per file, and Iceberg reads fewer files in {len(fewer)} of the {len(narrow)} "
         f"one-hour and one-day queries, its column bounds skipping files ({examples}; nested "
-        "predicate pushdown at work, in `initial` too). Nested schema pruning alone reads fewer "
-        f"leaf fields in {len(pruned)} queries; it shortens execution most for {listing(top)}. "
-        f"Vectorization can only change the {spelled(len(vec))} queries that read primitives alone; "
-        f"`{setup(i)}` / `{setup(vector)}` execution: {', '.join(vec_ratios)}, single executions "
-        + ("inside" if inside else "beyond")
-        + f" the spread of one execution (up to {ratio(spread)}, below).\n"
+        "predicate pushdown at work, in `initial` too). " + " ".join(alone) + "\n"
     )
 
     # Noise floor.
+    worst = iceberg_first.loc[iceberg_first["excess"].idxmax()]
     others = worst["others"]
     slower = int((iceberg_first["excess"] > 1).sum())
+    executions = meta["protocol"]["executions"]
+    floor = (
+        f"Snapshot expiry cannot change execution, and its {ratio(c.gain(expiry, 'execution_ms'))} "
+        'execution "gain" is that floor. '
+        if expiry
+        else ""
+    )
     noise_bullet = (
-        f"- *The noise floor*: each execution figure is "
-        f"{spelled(meta['protocol']['executions'])} measured value"
-        f"{'' if meta['protocol']['executions'] == 1 else 's'}. Snapshot expiry cannot change "
-        f'execution, and its {ratio(floor)} execution "gain" is that floor. The first variant to '
-        "execute a query in the measured round is "
+        "- *The noise floor*: each execution figure is "
+        + (
+            "one measured value. "
+            if executions == 1
+            else f"the median of {spelled(executions)} measured values, and the intervals in "
+            "brackets are 95% bootstrap intervals of the geometric mean over that measurement "
+            "noise (the queries fixed). "
+        )
+        + floor
+        + "The first variant to execute a query in the first measured round is "
         + ("mostly" if slower > len(iceberg_first) / 2 else "not consistently")
         + " slower than the rest, warm-up "
         f"notwithstanding: of the {len(iceberg_first)} queries whose round began on an Iceberg "
         f"variant, {slower} ran it slower than the median of the other Iceberg setups, by up to "
         f"{ratio(worst['excess'])} ({short(worst['query_id'])}: {ms(worst['execution_ms'])} for "
-        f"`{setup(worst['variant'])}`, which came first, {span(others[0], others[-1])} for the "
-        "others). The rotation spreads that cost over every setup, so the geometric means are fair, "
-        "but single per-query cells can be off by that much. More executions (a bigger machine) "
-        "narrow both.\n"
+        f"`{setup(worst['variant'])}`, which came first, "
+        + (
+            f"{ms(others[0])} for the other"
+            if len(others) == 1
+            else f"{span(others[0], others[-1])} for the others"
+        )
+        + "). The rotation spreads that cost over every setup, so the geometric means are fair"
+        + (
+            ", but single per-query cells can be off by that much. More executions (a bigger "
+            "machine) narrow both.\n"
+            if executions == 1
+            else f", and a per-query cell, the median of {spelled(executions)} executions, is not set "
+            "by one slow first execution.\n"
+        )
     )
     return planning_bullet + execution_bullet + noise_bullet
 
@@ -772,11 +848,15 @@ def claims(results: Path) -> str:
     # Planning across windows: the planning experiment, for the manifest rewrite's table state.
     planning_run = reference_run(results, "manifest_8mb")
     growth = pd.read_csv(planning_run.path / "growth.csv")
-    profile = meta["setups"]["manifest_rewrite"]["profile"]
+    target = meta["profiles"][meta["setups"][setup(rewritten(c))]["profile"]]["manifest_target_size"]
+    profiles = planning_run.meta()["profiles"]  # its table state with the same manifest target
+    profile = next((n for n, spec in profiles.items() if spec.get("manifest_target_size") == target), None)
+    if profile is None:
+        raise LookupError(f"{planning_run.run_id}: no profile with manifests rewritten at {target}")
     wide, narrow = _growth_windows(growth)
-    rewritten = growth[growth["variant"] == f"iceberg/{profile}"].set_index("query_id")
-    parquet = growth[growth["variant"] == PARQUET].set_index("query_id").loc[rewritten.index]
-    ice_wide, pq_wide = rewritten[f"planning_ms_median_{wide}"], parquet[f"planning_ms_median_{wide}"]
+    rewrite = growth[growth["variant"] == f"iceberg/{profile}"].set_index("query_id")
+    parquet = growth[growth["variant"] == PARQUET].set_index("query_id").loc[rewrite.index]
+    ice_wide, pq_wide = rewrite[f"planning_ms_median_{wide}"], parquet[f"planning_ms_median_{wide}"]
     below = (
         "far below"
         if (ice_wide < pq_wide / 2).all()
@@ -786,31 +866,38 @@ def claims(results: Path) -> str:
     )
     windows = (
         "*Planning near-constant across windows*: see [the planning experiment](planning.md) (run "
-        f"`{planning_run.run_id}`): with {meta['profiles'][profile]['manifest_target_size']} manifests "
-        f"planning {'still grows' if (rewritten['planning_ratio'] > 1).all() else 'does not grow'} "
-        f"with the window ({narrow} to {wide}: {', '.join(ratio(r) for r in rewritten['planning_ratio'])} "
-        f"for its {spelled(len(rewritten))} queries), but stays {below} Parquet's listing for wide "
+        f"`{planning_run.run_id}`): with {target} manifests "
+        f"planning {'still grows' if (rewrite['planning_ratio'] > 1).all() else 'does not grow'} "
+        f"with the window ({narrow} to {wide}: {', '.join(ratio(r) for r in rewrite['planning_ratio'])} "
+        f"for its {spelled(len(rewrite))} queries), but stays {below} Parquet's listing for wide "
         f"windows ({' and '.join(num(v) for v in ice_wide)} ms against "
         f"{' and '.join(num(v) for v in pq_wide)} ms at {wide})."
     )
 
     # Each optimization's share.
     gains = {setup(v): c.gain(v, "total_ms") for v in c.iceberg if v != i}
-    floor = c.gain(next(v for v in c.iceberg if setup(v) == "snapshot_expiry"), "execution_ms")
-    single = sorted(((k, g) for k, g in gains.items() if k != setup(o)), key=lambda kg: -kg[1])
-    above = [f"`{k}` {ratio(g)}" for k, g in single if g > floor]
-    within = [f"`{k}` {ratio(g)}" for k, g in single if g <= floor]
-    share = (
-        f"*Each optimization's share* (total gain over `{setup(i)}`): `{setup(o)}` gains "
-        f"{ratio(gains[setup(o)])}; alone, "
-        + (listing(above) if above else "none stands out")
-        + (
-            f"; {listing(within)} {'is' if len(within) == 1 else 'are'} within the noise floor "
-            f'({ratio(floor)}, snapshot expiry\'s execution "gain").'
-            if within
-            else "."
-        )
+    optimized_gain = f"`{setup(o)}` gains {ratio(gains[setup(o)])}" + interval(
+        c.gains_ci, o, "total_ms", invert=True
     )
+    expiry = c.find("snapshot_expiry")
+    single = sorted(((k, g) for k, g in gains.items() if k != setup(o)), key=lambda kg: -kg[1])
+    if expiry and len(single) > 1:
+        floor = c.gain(expiry, "execution_ms")
+        above = [f"`{k}` {ratio(g)}" for k, g in single if g > floor]
+        within = [f"`{k}` {ratio(g)}" for k, g in single if g <= floor]
+        alone = (
+            "; alone, "
+            + (listing(above) if above else "none stands out")
+            + (
+                f"; {listing(within)} {'is' if len(within) == 1 else 'are'} within the noise floor "
+                f'({ratio(floor)}, snapshot expiry\'s execution "gain").'
+                if within
+                else "."
+            )
+        )
+    else:
+        alone = f"; {ALONE}."
+    share = f"*Each optimization's share* (total gain over `{setup(i)}`): {optimized_gain}{alone}"
     return " ".join([initially, split, after, windows, share]) + "\n"
 
 

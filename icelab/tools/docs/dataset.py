@@ -24,7 +24,7 @@ from icelab.core.contract import read_measurements
 from icelab.core.runs import Run, find_runs, latest_runs
 from icelab.tools import validate
 from icelab.tools.docs import REPO
-from icelab.tools.docs.fmt import num, pct, provenance, reference_run, table
+from icelab.tools.docs.fmt import num, pct, provenance, reference_run, run_minutes, table
 
 # The dataset settings that fix the rows and the layout: a stored run counts for a dataset's
 # row of the ladder only when its config agrees with conf/ on all of them.
@@ -240,14 +240,6 @@ def file_count(results: Path) -> str:
     )
 
 
-def _minutes(run: Run) -> float | None:
-    meta = run.meta()
-    start, end = meta.get("started_utc"), meta.get("finished_utc") or meta.get("ended_utc")
-    if not start or not end:
-        return None
-    return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds() / 60
-
-
 def _seconds(ms: str | None) -> float | None:
     value = _float(ms)
     return None if value is None else value / 1000
@@ -281,7 +273,7 @@ def bigger_machine(results: Path) -> str:
     lines = [f"- this machine (`env.json` of the runs): {_machine(planning)}"]
     line = (
         f"- `{PLANNING}` at {_dataset(planning)}, {provenance(planning)}: "
-        f"{num(_minutes(planning), 1)} min in all; of the time its queries took, "
+        f"{num(run_minutes(planning), 1)} min in all; of the time its queries took, "
         f"{pct(execution_s / (execution_s + planning_s))} was execution ({num(execution_s / 60, 1)} min "
         f"over {executed_rounds} executed rounds) and the rest planning ({num(planning_s / 60, 1)} min "
         f"over {rounds} rounds, warm-ups included)."
@@ -295,17 +287,26 @@ def bigger_machine(results: Path) -> str:
         )
     lines.append(line)
     c = read_measurements(canonical.path)
-    executed = c[c["executed"] & ~c["warmup"]]
-    warm = c[c["executed"] & c["warmup"]]
-    per_round, per_warmup = executed["repetition"].nunique() or 1, warm["repetition"].nunique() or 1
     meta = canonical.meta()
+    executed = c[c["executed"] & ~c["warmup"]]
+    # Executed warm-ups: whole rounds, or the steady-state phase's executions per case (numbered
+    # below the warm-up rounds' repetitions).
+    steady = c["warmup"] & (c["repetition"] < -meta["protocol"]["warmups"])
+    warm = c[c["executed"] & c["warmup"] & ~steady]
+    per_round, per_warmup = executed["repetition"].nunique() or 1, warm["repetition"].nunique() or 1
+    before = (
+        f"its steady-state phase {num(c.loc[steady, 'total_ms'].sum() / 60000, 1)} min of executions"
+        if steady.any()
+        else f"its executed warm-up round {num(warm['total_ms'].sum() / 60000 / per_warmup, 1)} min"
+        if len(warm)
+        else "no executed warm-up"
+    )
     lines.append(
         f"- `canonical` at {_dataset(canonical)}, {provenance(canonical)}: "
-        f"{num(_minutes(canonical), 1)} min in all; one executed round of its "
+        f"{num(run_minutes(canonical), 1)} min in all; one executed round of its "
         f"{len(meta.get('queries') or {})} queries on {len(meta.get('variants') or {})} variants took "
         f"{num(executed['total_ms'].sum() / 60000 / per_round, 1)} min "
-        f"({num(executed['execution_ms'].sum() / 60000 / per_round, 1)} min of it execution), its "
-        f"executed warm-up round {num(warm['total_ms'].sum() / 60000 / per_warmup, 1)} min."
+        f"({num(executed['execution_ms'].sum() / 60000 / per_round, 1)} min of it execution), {before}."
     )
     return "\n".join(lines) + "\n"
 

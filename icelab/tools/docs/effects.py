@@ -1,8 +1,9 @@
 """docs/results.md's block on effects checked against known answers: A against A, and slowdowns
 planted on chosen queries, each an `icelab compare --variants` table in results/reference/effects/.
 
-That directory's README names each CSV's run, what was planted in it and a note, one table row
-per CSV: `| \\`a_vs_a_1.csv\\` | <run id> | - | <note> |`, `| \\`planted_01.csv\\` | <run id> | q03:0.25 | |`.
+That directory's README names each CSV's run, what was planted in it, a note and the dataset, one
+table row per CSV: `| \\`a_vs_a_1.csv\\` | <run id> | - | <note> | small |`,
+`| \\`planted_01.csv\\` | <run id> | q03:0.25 | | small |`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ EFFECTS = "effects"
 SETTING = "setting_"  # stored comparisons of a real setting against initial: setting_<name>.csv
 FLAGS = (effects.SLOWER, effects.FASTER)
 ROW = re.compile(
-    r"^\| `(?P<stem>\w+)\.csv` \| (?P<run>\d{8}T\d{6}Z-\w+) \| (?P<plant>[^|]*?) \|(?: (?P<note>[^|]*?) \|)?",
+    r"^\| `(?P<stem>\w+)\.csv` \| (?P<run>\d{8}T\d{6}Z-\w+) \| (?P<plant>[^|]*?) \|"
+    r"(?: (?P<note>[^|]*?) \|)?(?: (?P<dataset>[^|]*?) \|)?",
     re.M,
 )
 
@@ -36,7 +38,8 @@ class Check:
     run: str
     plant: dict[str, float]  # query id prefix -> planted fraction
     table: pd.DataFrame
-    note: str = ""  # the README's last column: what differs about this session
+    note: str = ""  # the README's fourth column: what differs about this session
+    dataset: str = ""  # the README's fifth column: the dataset the session ran on
 
 
 def checks(results: Path) -> list[Check]:
@@ -53,8 +56,8 @@ def checks(results: Path) -> list[Check]:
         path = where / f"{m.group('stem')}.csv"
         if not path.is_file():
             raise ValueError(f"{where / 'README.md'} names {path.name}, which is not stored")
-        note = (m.group("note") or "").strip()
-        found.append(Check(m.group("stem"), m.group("run"), sizes, pd.read_csv(path), note))
+        note, dataset = ((m.group(k) or "").strip() for k in ("note", "dataset"))
+        found.append(Check(m.group("stem"), m.group("run"), sizes, pd.read_csv(path), note, dataset))
     if not found:
         raise ValueError(f"{where / 'README.md'}: no table of comparisons")
     return found
@@ -156,9 +159,15 @@ def planted_table(found: list[Check]) -> str:
     )
 
 
+def spread(ratios: pd.Series) -> str:
+    """`1.02 (0.91 to 1.18)`: the median per-query ratio and its range."""
+    return f"{ratios.median():.2f} ({ratios.min():.2f} to {ratios.max():.2f})"
+
+
 def settings_table(found: list[Check]) -> str:
     """Real settings against `initial` in one session: per setting and timing, the cells flagged
-    each way, and the flagged cells with their ratio and interval."""
+    each way, the spread of the per-query ratios, and the flagged cells with their ratio and
+    interval."""
     rows = []
     for c in found:
         for timing, cells in c.table.groupby("timing", sort=False):
@@ -172,13 +181,23 @@ def settings_table(found: list[Check]) -> str:
                     c.note or c.stem,
                     f"`{timing}`",
                     len(cells),
+                    spread(cells["ratio"]),
                     int((cells["effect"] == effects.SLOWER).sum()),
                     int((cells["effect"] == effects.FASTER).sum()),
                     shown or "-",
                 ]
             )
     return table(
-        ["setting (b over a)", "timing", "cells", "slower", "faster", "flagged: ratio [95% interval]"], rows
+        [
+            "setting (b over a)",
+            "timing",
+            "cells",
+            "ratio, median (range)",
+            "slower",
+            "faster",
+            "flagged: ratio [95% interval]",
+        ],
+        rows,
     )
 
 
@@ -191,21 +210,28 @@ def effect_checks(results: Path) -> str:
     text = (
         "**Effects checked against known answers** (`results/reference/effects/`, with the commands "
         "and run ids in its README; the runs are not kept, their `icelab compare --variants` tables "
-        f"are). A against A, interleaved in one session, {len(same)} sessions: an effect needs the "
+        f"are). A against A, interleaved in one session, {len(same)} sessions{at(same)}: an effect needs the "
         f"interval wholly beyond 1 +/- {threshold():.0%}.\n\n" + same_config(same)
     )
     if plants:
         text += (
             f"\nSlowdowns planted on chosen queries of the second setup (`setup.<name>.plant`), "
-            f"{len(plants)} sessions:\n\n" + planted_table(plants)
+            f"{len(plants)} sessions{at(plants)}:\n\n" + planted_table(plants)
         )
-    if real:
-        runs = ", ".join(dict.fromkeys(f"`{c.run}`" for c in real))
+    for dataset in dict.fromkeys(c.dataset for c in real):
+        group = [c for c in real if c.dataset == dataset]
+        runs = ", ".join(dict.fromkeys(f"`{c.run}`" for c in group))
         text += (
-            f"\nReal settings, each against `initial` in one session (run {runs}; ratios are the "
-            "setting over `initial`, below 1 is faster):\n\n" + settings_table(real)
+            f"\nReal settings{at(group)}, each against `initial` in one session (run {runs}; ratios are the "
+            "setting over `initial`, below 1 is faster):\n\n" + settings_table(group)
         )
     return text
+
+
+def at(found: list[Check]) -> str:
+    """` at \\`small\\``: the datasets the README names for these sessions (none: nothing)."""
+    named = [f"`{d}`" for d in dict.fromkeys(c.dataset for c in found) if d]
+    return f" at {' and '.join(named)}" if named else ""
 
 
 def threshold() -> float:

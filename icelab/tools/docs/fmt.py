@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
 from icelab.core.runs import Run, find_runs, latest_runs
+
+CONF = Path(__file__).resolve().parents[3] / "conf"
 
 
 def reference_run(results: Path, experiment: str) -> Run:
@@ -19,6 +24,27 @@ def reference_run(results: Path, experiment: str) -> Run:
     if run is None:
         raise LookupError(f"no complete {experiment} run under {results / 'reference'}")
     return run
+
+
+def default_protocol(experiment: str, conf: Path = CONF) -> dict:
+    """An experiment's protocol as configured now: conf/config.yaml's, with
+    conf/experiment/<experiment>.yaml's on top (what `python run.py experiment=<it>` measures)."""
+    merged = OmegaConf.merge(
+        OmegaConf.load(conf / "config.yaml")["protocol"],
+        OmegaConf.load(conf / "experiment" / f"{experiment}.yaml").get("protocol", {}),
+    )
+    return OmegaConf.to_container(merged)
+
+
+def run_minutes(run: Run) -> float | None:
+    """Minutes from the run's process start (else the opening of its directory) to its finish
+    (else its end), from run.json; None when either is not recorded."""
+    meta = run.meta()
+    start = meta.get("process_started_utc") or meta.get("started_utc")
+    end = meta.get("finished_utc") or meta.get("ended_utc")
+    if not start or not end:
+        return None
+    return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds() / 60
 
 
 def provenance(run: Run) -> str:

@@ -23,7 +23,7 @@ from icelab.bench import stats
 from icelab.bench.answers import verdict
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run
-from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, table
+from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, run_minutes, table
 
 # A median whose IQR exceeds this share of it shows that share beside it in the tables.
 WIDE_IQR = 0.10
@@ -151,10 +151,7 @@ def machine(run: Run) -> str:
 
 def duration(run: Run) -> str:
     """The run's duration from run.json's start and finish: `24.7 min`."""
-    meta = run.meta()
-    start = pd.Timestamp(meta["started_utc"])
-    end = pd.Timestamp(meta.get("finished_utc") or meta["ended_utc"])
-    return f"{(end - start).total_seconds() / 60:.1f} min"
+    return f"{run_minutes(run):.1f} min"
 
 
 def rounds(run: Run) -> str:

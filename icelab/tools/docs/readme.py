@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from icelab.core.runs import Run, find_runs, latest_runs
+from icelab.tools.docs.fmt import run_minutes
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,6 @@ EXPERIMENTS = (
 )
 
 
-def _utc(text: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(text) if text else None
-
-
 def duration(run: Run) -> str:
     """`<dataset>, <minutes> min` from run.json: from its process's start (else the run
     directory's opening) to its finish; what is missing, said. A doctor run names its table's size."""
@@ -88,11 +84,9 @@ def duration(run: Run) -> str:
     if run.experiment == "metadata_scale":
         files = [state["data_files"] for state in meta.get("states", {}).values()]
         dataset = f"{min(files):,} to {max(files):,} entries" if files else "no state"
-    start = _utc(meta.get("process_started_utc") or meta.get("started_utc"))
-    end = _utc(meta.get("finished_utc") or meta.get("ended_utc"))
-    if start is None or end is None:
+    minutes = run_minutes(run)
+    if minutes is None:
         return f"{dataset}, not recorded"
-    minutes = (end - start).total_seconds() / 60
     return f"{dataset}, {minutes:.1f} min" if minutes < 10 else f"{dataset}, {minutes:.0f} min"
 
 

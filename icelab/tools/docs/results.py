@@ -18,7 +18,7 @@ import pandas as pd
 
 from icelab.tools import compare
 from icelab.tools.docs.canonical import listing, spelled
-from icelab.tools.docs.fmt import num, reference_run
+from icelab.tools.docs.fmt import default_protocol, num, reference_run
 
 COMPARISONS = "comparisons"
 # The stored comparisons by what they compare (file stems under results/reference/comparisons/).
@@ -75,6 +75,17 @@ def flagged(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["verdict"].isin(FLAGGED)]
 
 
+def default_sentence(reps: int, alpha: float) -> str:
+    """What today's default canonical repetitions give, when they differ from the reference run's."""
+    now = default_protocol("canonical")["repetitions"]
+    if now == reps:
+        return ""
+    best = compare.min_p(now, now)
+    return f" (today's default, {now} against {now}, gives at best p = {best:.2g}" + (
+        f", which cannot reach {alpha})" if best >= alpha else ")"
+    )
+
+
 def compare_limits(results: Path) -> str:
     """When a cell can be flagged: compare()'s defaults, the exact test's smallest p for the
     canonical reference run's repetitions, and the smallest p the stored comparisons reached."""
@@ -103,12 +114,19 @@ def compare_limits(results: Path) -> str:
         f"**{reps} against {reps} repetitions (the canonical reference run's `protocol.repetitions`) "
         f"give at best p = {compare.min_p(reps, reps):.2g}"
         + (f", so they can never reach {alpha}**" if compare.min_p(reps, reps) >= alpha else "**")
-        + "; such cases are reported as `too few repetitions`, with the sizes and the minimum "
-        f"needed ({needed} per side at {alpha}, more once adjusted over many cells). "
+        + default_sentence(reps, alpha)
+        + "; a case whose sizes cannot reach the alpha is reported as `too few repetitions`, with "
+        f"the sizes and the minimum needed ({needed} per side at {alpha}, more once adjusted over many "
+        "cells), and its bootstrap interval (`icelab compare`'s effect column) is the figure to read. "
         + approx
-        + "Execution is measured in `protocol.executions` rounds only "
-        f"({num(executions)} of {num(reps)} in the canonical reference run), so to compare "
-        "execution run with, for example, `protocol.repetitions=5 protocol.executions=5`.\n"
+        + (
+            "Execution is measured in `protocol.executions` rounds only "
+            f"({num(executions)} of {num(reps)} in the canonical reference run), so to compare "
+            "execution run with as many executions as repetitions.\n"
+            if executions < reps
+            else f"The canonical reference run executes in all {num(reps)} measured rounds, so its "
+            "execution cells have as many values as its planning cells.\n"
+        )
     )
 
 
@@ -190,8 +208,8 @@ def one_setting(results: Path) -> str:
         f"cells {change(meta_ice.min())} to {change(meta_ice.max())}, median {change(meta_ice.median())}): "
         "with few small local manifests they do not change planning here (at `medium` this set does "
         "not measure them). Execution-side settings (Iceberg vectorization, nested schema pruning) "
-        "have no stored comparison here; [the canonical queries](canonical.md) reads their effect "
-        "within one run.\n"
+        'are compared interleaved in one session instead, below ("Effects checked against known '
+        'answers").\n'
     )
 
 

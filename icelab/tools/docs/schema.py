@@ -3,7 +3,6 @@ outcome table (the one `icelab.charts.schema_table` writes) and what the records
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,7 @@ import pandas as pd
 from icelab.charts.schema_table import RECORDS, outcome_table, short, to_markdown
 from icelab.core.runs import Run
 from icelab.tools.docs.canonical import listing, spelled
-from icelab.tools.docs.fmt import num, provenance, reference_run
+from icelab.tools.docs.fmt import num, provenance, reference_run, run_minutes
 
 EXPERIMENT = "schema_evolution"
 
@@ -25,9 +24,7 @@ def records(run: Run) -> pd.DataFrame:
 
 def seconds(run: Run) -> str:
     """The run's duration from run.json, `55 s`."""
-    meta = run.meta()
-    start, end = (dt.datetime.fromisoformat(meta[k]) for k in ("started_utc", "finished_utc"))
-    return f"{(end - start).total_seconds():.0f} s"
+    return f"{run_minutes(run) * 60:.0f} s"
 
 
 def version(run: Run, name: str, parts: int = 3) -> str:

@@ -1,0 +1,110 @@
+"""docs/protocol.md's budget block: what a medium run of each experiment with executions cost on
+this machine, phase by phase, against the minutes its defaults were chosen to fit (issue 19).
+
+A phase's minutes run from its first to its last `measured_utc`; the run's from its process's
+start to its finish (run.json). "Would fit" is how many executed measured rounds the budget
+holds at the run's own median executed round, once everything else the run did is paid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from icelab.core.contract import read_measurements
+from icelab.tools.docs.fmt import default_protocol, num, provenance, reference_run, run_minutes, table
+
+# The minutes a medium run of each experiment is meant to take on 2 cores (issue 19's budget; the
+# experiments' conf/experiment/*.yaml set their protocol defaults to fit it).
+BUDGET_MINUTES = {"canonical": 60, "manifest_8mb": 20}
+
+
+def phase_minutes(rows: pd.DataFrame) -> float:
+    """First to last `measured_utc` of `rows`, in minutes (0 for none)."""
+    at = pd.to_datetime(rows["measured_utc"])
+    return (at.max() - at.min()).total_seconds() / 60 if len(at) else 0.0
+
+
+def phases(m: pd.DataFrame, protocol: dict) -> dict[str, object]:
+    """A run's phases from its measurements: steady state, warm-up rounds, executed and
+    planning-only measured rounds (minutes each), and its measured cases."""
+    warm = m[m["warmup"].astype(bool)]
+    # The steady-state phase numbers its executions below the warm-up rounds' repetitions.
+    steady = warm[warm["repetition"] < -protocol["warmups"]]
+    rounds = warm[warm["repetition"] >= -protocol["warmups"]]
+    measured = m[~m["warmup"].astype(bool)]
+    executed = [phase_minutes(g) for _, g in measured[measured["executed"]].groupby("repetition")]
+    planned = [phase_minutes(g) for _, g in measured[~measured["executed"]].groupby("repetition")]
+    return {
+        "steady": phase_minutes(steady),
+        "warmups": phase_minutes(rounds),
+        "executed": executed,
+        "planned": planned,
+        "cases": int(len(measured.groupby(["query_id", "window", "variant"]))),
+    }
+
+
+def fits(total: float, executed: list[float], executions: int, budget: float) -> int | None:
+    """Executed measured rounds the budget holds: the run's own, plus (or minus) as many median
+    executed rounds as the minutes left (or over) cover; None without an executed round."""
+    if not executed:
+        return None
+    per_round = float(pd.Series(executed).median())
+    return executions + math.floor((budget - total) / per_round)
+
+
+def budget(results: Path) -> str:
+    """The table: per experiment, the reference run's minutes by phase against its budget."""
+    rows = []
+    for experiment, minutes in BUDGET_MINUTES.items():
+        run = reference_run(results, experiment)
+        protocol = run.meta()["protocol"]
+        total = run_minutes(run)
+        if total is None:
+            raise ValueError(f"{run.run_id}: run.json has no start or finish time")
+        p = phases(read_measurements(run.path), protocol)
+        dataset = (run.config().get("dataset") or {}).get("name", "?")
+        executed, planned = p["executed"], p["planned"]
+        steady = (
+            f"{num(p['steady'], 1)} min (last {protocol['steady_k']} within "
+            f"{protocol['steady_tolerance']:.0%}, at most {protocol['steady_cap']})"
+            if protocol.get("steady_k")
+            else "off"
+        )
+        rows.append(
+            [
+                f"`{experiment}`",
+                f"{dataset}, {provenance(run)}",
+                p["cases"],
+                f"{num(total, 1)} of {minutes}",
+                steady,
+                f"{num(p['warmups'], 1)} min ({protocol['warmups']}, "
+                + ("executed" if protocol.get("warmups_execute") else "planning only")
+                + ")",
+                f"{len(executed)} x {num(pd.Series(executed).median(), 1)} min" if executed else "-",
+                f"{len(planned)} x {num(pd.Series(planned).median(), 1)} min" if planned else "-",
+                fits(total, executed, protocol["executions"], minutes),
+                default_protocol(experiment)["executions"],
+            ]
+        )
+    return table(
+        [
+            "experiment",
+            "reference run",
+            "cases",
+            "minutes, of the budget",
+            "steady state",
+            "warm-up rounds",
+            "executed rounds (median)",
+            "planning-only rounds (median)",
+            "executed rounds the budget holds",
+            "default `protocol.executions`",
+        ],
+        rows,
+    )
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {"protocol-budget": budget}
