@@ -111,3 +111,25 @@ def test_the_faster_count_follows_the_data(results: Path) -> None:
     store(results, frame)
     assert expected_ratios(frame)[query] > 1
     assert faster_sentence(results) == (count - 1, total)
+
+
+def test_the_cost_of_going_first_compares_a_setup_with_itself(results: Path) -> None:
+    """Triple q19's optimized executions in the rounds where it ran first of q19's variants: its
+    order effect grows threefold, the sentence names it, and no other cell moves."""
+    c = canonical.load(results)
+    before = canonical.order_effect(c).set_index(["query_id", "variant"])
+    frame = measurements(results)
+    executed = frame[~frame["warmup"] & frame["executed"] & (frame["status"] == "ok")].sort_values(
+        "measured_utc"
+    )
+    first = executed.groupby(["repetition", "query_id"])["variant"].transform("first") == executed["variant"]
+    q19 = "q19_narrow_projection_hour"
+    rows = executed.index[first & (executed["query_id"] == q19) & (executed["variant"] == OPTIMIZED)]
+    assert len(rows) >= 1
+    frame.loc[rows, "execution_ms"] *= 3
+    store(results, frame)
+    after = canonical.order_effect(canonical.load(results)).set_index(["query_id", "variant"])
+    key = (q19, OPTIMIZED)
+    assert after.loc[key, "excess"] == pytest.approx(3 * before.loc[key, "excess"])
+    assert after.drop(key)["excess"].equals(before.drop(key)["excess"])
+    assert "(q19 `optimized`: " in canonical.reading(results)

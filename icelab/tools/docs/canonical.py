@@ -214,24 +214,29 @@ def faster(c: Canonical, variant: str | None = None) -> tuple[int, int]:
     return int((totals < 1).sum()), len(totals)
 
 
-def first_executed(c: Canonical) -> pd.DataFrame:
-    """Per query, the variant that executed first in the first measured round that executed, its
-    execution, and the other Iceberg setups' executions in that round (`others`, a list)."""
+def order_effect(c: Canonical) -> pd.DataFrame:
+    """Per (query, Iceberg variant): its median execution in the measured rounds where it ran
+    first of the query's variants, over its median where it did not (`excess`), with both
+    medians and the counts. The rotation makes every variant go first in some rounds, so this
+    compares a variant with itself: the order's cost, free of what the setups change."""
     m = c.measurements
-    executed = m[(~m["warmup"]) & m["executed"] & (m["status"] == "ok")]
-    rnd = executed[executed["repetition"] == executed["repetition"].min()]
+    executed = m[(~m["warmup"]) & m["executed"] & (m["status"] == "ok")].sort_values("measured_utc")
+    first = executed.groupby(["repetition", "query_id"])["variant"].transform("first") == executed["variant"]
     rows = []
-    for query_id, part in rnd.sort_values("measured_utc").groupby("query_id", sort=True):
-        first = part.iloc[0]
-        others = part[(part["format"] == "iceberg") & (part["variant"] != first["variant"])]
+    for (query_id, variant), part in executed.groupby(["query_id", "variant"], sort=True):
+        went_first = part.loc[first[part.index], "execution_ms"]
+        after = part.loc[~first[part.index], "execution_ms"]
+        if variant == PARQUET or went_first.empty or after.empty:
+            continue
         rows.append(
             {
                 "query_id": query_id,
-                "variant": first["variant"],
-                "format": first["format"],
-                "execution_ms": first["execution_ms"],
-                "others": sorted(others["execution_ms"]),
-                "excess": first["execution_ms"] / others["execution_ms"].median(),
+                "variant": variant,
+                "first_ms": went_first.median(),
+                "after_ms": after.median(),
+                "excess": went_first.median() / after.median(),
+                "n_first": len(went_first),
+                "n": len(part),
             }
         )
     return pd.DataFrame(rows)
@@ -696,9 +701,8 @@ def reading(results: Path) -> str:
         f"{num(files.loc[q, PARQUET])} files Parquet reads"
         for q in shown
     )
-    first = first_executed(c)
-    iceberg_first = first[first["format"] == "iceberg"]
-    spread = max(iceberg_first["excess"].max(), 1 / iceberg_first["excess"].min())
+    order = order_effect(c)
+    spread = max(order["excess"].max(), 1 / order["excess"].min()) if len(order) else float("nan")
     vec = vectorized_queries(c)
     alone = []
     if nested:
@@ -721,7 +725,7 @@ def reading(results: Path) -> str:
             f"Vectorization can only change the {spelled(len(vec))} queries that read primitives "
             f"alone; `{setup(i)}` / `{setup(vector)}` execution: {', '.join(vec_ratios)}, "
             + ("inside" if inside else "beyond")
-            + f" the spread of one execution (up to {ratio(spread)}, below)."
+            + f" the cost of going first (up to {ratio(spread)}, below)."
         )
     if not (nested and vector):
         alone.append(f"This run measures the figures' setups; {ALONE}.")
@@ -735,9 +739,6 @@ def reading(results: Path) -> str:
     )
 
     # Noise floor.
-    worst = iceberg_first.loc[iceberg_first["excess"].idxmax()]
-    others = worst["others"]
-    slower = int((iceberg_first["excess"] > 1).sum())
     executions = meta["protocol"]["executions"]
     floor = (
         f"Snapshot expiry cannot change execution, and its {ratio(c.gain(expiry, 'execution_ms'))} "
@@ -755,28 +756,37 @@ def reading(results: Path) -> str:
             "noise (the queries fixed). "
         )
         + floor
-        + "The first variant to execute a query in the first measured round is "
-        + ("mostly" if slower > len(iceberg_first) / 2 else "not consistently")
-        + " slower than the rest, warm-up "
-        f"notwithstanding: of the {len(iceberg_first)} queries whose round began on an Iceberg "
-        f"variant, {slower} ran it slower than the median of the other Iceberg setups, by up to "
-        f"{ratio(worst['excess'])} ({short(worst['query_id'])}: {ms(worst['execution_ms'])} for "
-        f"`{setup(worst['variant'])}`, which came first, "
-        + (
-            f"{ms(others[0])} for the other"
-            if len(others) == 1
-            else f"{span(others[0], others[-1])} for the others"
-        )
-        + "). The rotation spreads that cost over every setup, so the geometric means are fair"
-        + (
-            ", but single per-query cells can be off by that much. More executions (a bigger "
-            "machine) narrow both.\n"
-            if executions == 1
-            else f", and a per-query cell, the median of {spelled(executions)} executions, is not set "
-            "by one slow first execution.\n"
-        )
+        + order_sentence(order)
+        + "\n"
     )
     return planning_bullet + execution_bullet + noise_bullet
+
+
+def order_sentence(order: pd.DataFrame) -> str:
+    """What going first of a query's variants costs, each setup against itself (`order_effect`)."""
+    if order.empty:
+        return (
+            "No setup executed both first and not first in the measured rounds, so the cost of "
+            "going first is not measured here."
+        )
+    worst = order.loc[order["excess"].idxmax()]
+    slower = int((order["excess"] > 1).sum())
+    most, rounds = int(order["n_first"].max()), int(order["n"].max())
+    return (
+        "Going first still costs after the warm-ups: in the measured rounds, an Iceberg setup that "
+        "executed a query first of the query's variants was slower than in the rounds where it "
+        f"came later in {slower} of {len(order)} (query, setup) cells, by up to "
+        f"{ratio(worst['excess'])} ({short(worst['query_id'])} `{setup(worst['variant'])}`: "
+        f"{span(worst['first_ms'], worst['after_ms'])}, medians). Each round rotates which variant "
+        "goes first, so every setup pays it in turn and the geometric means stay fair; a setup went "
+        f"first in at most {spelled(most)} of a query's {spelled(rounds)} executed rounds, "
+        + (
+            "fewer than half, so a per-query cell, their median, stays within the range of the "
+            "rounds where it came later."
+            if most < rounds / 2
+            else "so a per-query cell, their median, can carry that cost."
+        )
+    )
 
 
 def claims(results: Path) -> str:
