@@ -15,7 +15,16 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.core.contract import read_measurements
-from icelab.tools.docs.fmt import default_protocol, num, provenance, reference_run, run_minutes, table
+from icelab.tools.docs.canonical import round_minutes
+from icelab.tools.docs.fmt import (
+    default_protocol,
+    num,
+    provenance,
+    reference_run,
+    run_minutes,
+    steady_rows,
+    table,
+)
 
 # The minutes a medium run of each experiment is meant to take on 2 cores (issue 19's budget; the
 # experiments' conf/experiment/*.yaml set their protocol defaults to fit it).
@@ -31,18 +40,16 @@ def phase_minutes(rows: pd.DataFrame) -> float:
 def phases(m: pd.DataFrame, protocol: dict) -> dict[str, object]:
     """A run's phases from its measurements: steady state, warm-up rounds, executed and
     planning-only measured rounds (minutes each), and its measured cases."""
-    warm = m[m["warmup"].astype(bool)]
-    # The steady-state phase numbers its executions below the warm-up rounds' repetitions.
-    steady = warm[warm["repetition"] < -protocol["warmups"]]
-    rounds = warm[warm["repetition"] >= -protocol["warmups"]]
-    measured = m[~m["warmup"].astype(bool)]
-    executed = [phase_minutes(g) for _, g in measured[measured["executed"]].groupby("repetition")]
-    planned = [phase_minutes(g) for _, g in measured[~measured["executed"]].groupby("repetition")]
+    steady = steady_rows(m, protocol["warmups"])
+    warm = m["warmup"].astype(bool)
+    measured = m[~warm]
+    rounds = round_minutes(measured)
+    executed = rounds.index.get_level_values("executed")
     return {
-        "steady": phase_minutes(steady),
-        "warmups": phase_minutes(rounds),
-        "executed": executed,
-        "planned": planned,
+        "steady": phase_minutes(m[steady]),
+        "warmups": phase_minutes(m[warm & ~steady]),
+        "executed": list(rounds[executed]),
+        "planned": list(rounds[~executed]),
         "cases": int(len(measured.groupby(["query_id", "window", "variant"]))),
     }
 

@@ -23,7 +23,16 @@ from icelab.bench import stats
 from icelab.bench.answers import verdict
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, read_run
-from icelab.tools.docs.fmt import default_protocol, num, pct, provenance, ratio, reference_run, table
+from icelab.tools.docs.fmt import (
+    default_protocol,
+    num,
+    pct,
+    provenance,
+    ratio,
+    reference_run,
+    steady_rows,
+    table,
+)
 from icelab.tools.docs.readme import duration
 from icelab.tools.validate import check_run
 
@@ -383,7 +392,7 @@ def steady_sentence(c: Canonical) -> str:
     settled = [x for x in cases if x["settled"]]
     needed = statistics.median(x["warmups"] for x in settled) if settled else float("nan")
     m = c.measurements
-    steady = m[m["warmup"].astype(bool) & (m["repetition"] < -p["warmups"])]
+    steady = m[steady_rows(m, p["warmups"])]
     at = pd.to_datetime(steady["measured_utc"])
     took = (at.max() - at.min()).total_seconds() / 60 if len(at) else float("nan")
     capped = sorted({short(x["query_id"]) for x in cases if not x["settled"]})

@@ -24,7 +24,7 @@ from icelab.core.contract import read_measurements
 from icelab.core.runs import Run, find_runs, latest_runs
 from icelab.tools import validate
 from icelab.tools.docs import REPO
-from icelab.tools.docs.fmt import num, pct, provenance, reference_run, run_minutes, table
+from icelab.tools.docs.fmt import num, pct, provenance, reference_run, run_minutes, steady_rows, table
 
 # The dataset settings that fix the rows and the layout: a stored run counts for a dataset's
 # row of the ladder only when its config agrees with conf/ on all of them.
@@ -291,7 +291,7 @@ def bigger_machine(results: Path) -> str:
     executed = c[c["executed"] & ~c["warmup"]]
     # Executed warm-ups: whole rounds, or the steady-state phase's executions per case (numbered
     # below the warm-up rounds' repetitions).
-    steady = c["warmup"] & (c["repetition"] < -meta["protocol"]["warmups"])
+    steady = steady_rows(c, meta["protocol"]["warmups"])
     warm = c[c["executed"] & c["warmup"] & ~steady]
     per_round, per_warmup = executed["repetition"].nunique() or 1, warm["repetition"].nunique() or 1
     before = (

@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import pandas as pd
 from omegaconf import OmegaConf
 
 from icelab.core.runs import Run, find_runs, latest_runs
@@ -45,6 +46,12 @@ def run_minutes(run: Run) -> float | None:
     if not start or not end:
         return None
     return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds() / 60
+
+
+def steady_rows(measurements: pd.DataFrame, warmups: int) -> pd.Series:
+    """Which rows the steady-state phase wrote: warm-ups numbered below the warm-up rounds'
+    repetitions (-warmups .. -1), as `icelab.bench.protocol` numbers them."""
+    return measurements["warmup"].astype(bool) & (measurements["repetition"] < -warmups)
 
 
 def provenance(run: Run) -> str:
