@@ -25,9 +25,13 @@ def listening(pid: int) -> list[tuple[str, str, int]]:
     root = psutil.Process(pid)
     found = []
     for proc in [root, *root.children(recursive=True)]:
-        for conn in proc.net_connections(kind="tcp"):
-            if conn.status == psutil.CONN_LISTEN:
-                found.append((proc.name(), conn.laddr.ip, conn.laddr.port))
+        try:
+            conns, name = proc.net_connections(kind="tcp"), proc.name()
+        except psutil.NoSuchProcess:
+            if proc is root:
+                raise
+            continue  # a child that ended after it was listed (a Python worker, a shell) listens nowhere
+        found += [(name, c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN]
     return found
 
 
