@@ -57,3 +57,16 @@ def test_the_budget_holds_the_rounds_the_minutes_left_cover():
     assert fits(total=50, executed=[6, 6, 7], executions=5, budget=50) == 5
     assert fits(total=70, executed=[6, 6, 7], executions=5, budget=60) == 3  # 10 over: two fewer
     assert fits(total=10, executed=[], executions=0, budget=20) is None
+
+
+def test_each_default_is_what_its_budget_holds_in_the_reference_run():
+    # conf/experiment/*.yaml's protocol.executions must follow the stored run, not a guess.
+    from pathlib import Path
+
+    from icelab.tools.docs.budget import BUDGET_MINUTES, budget
+
+    rows = [line.split(" | ") for line in budget(Path(__file__).parents[2] / "results").splitlines()]
+    cells = {row[0].strip("| `"): (row[-2], row[-1].strip(" |")) for row in rows[2:]}
+    assert set(cells) == set(BUDGET_MINUTES)
+    for experiment, (holds, default) in cells.items():
+        assert holds == default, experiment
