@@ -3,9 +3,12 @@ counts the executed rounds a budget holds at the run's median round."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from icelab.tools.docs.budget import fits, phase_minutes, phases
+from icelab.tools.docs.budget import BUDGET_MINUTES, fits, measured, phases
+from icelab.tools.docs.fmt import phase_minutes
 
 PROTOCOL = {"warmups": 1, "steady_k": 3}
 
@@ -61,12 +64,7 @@ def test_the_budget_holds_the_rounds_the_minutes_left_cover():
 
 def test_each_default_is_what_its_budget_holds_in_the_reference_run():
     # conf/experiment/*.yaml's protocol.executions must follow the stored run, not a guess.
-    from pathlib import Path
-
-    from icelab.tools.docs.budget import BUDGET_MINUTES, budget
-
-    rows = [line.split(" | ") for line in budget(Path(__file__).parents[2] / "results").splitlines()]
-    cells = {row[0].strip("| `"): (row[-2], row[-1].strip(" |")) for row in rows[2:]}
-    assert set(cells) == set(BUDGET_MINUTES)
-    for experiment, (holds, default) in cells.items():
-        assert holds == default, experiment
+    results = Path(__file__).parents[2] / "results"
+    for experiment in BUDGET_MINUTES:
+        b = measured(results, experiment)
+        assert b["holds"] == b["default"], experiment

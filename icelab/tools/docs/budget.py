@@ -19,6 +19,7 @@ from icelab.tools.docs.canonical import round_minutes
 from icelab.tools.docs.fmt import (
     default_protocol,
     num,
+    phase_minutes,
     provenance,
     reference_run,
     run_minutes,
@@ -29,12 +30,6 @@ from icelab.tools.docs.fmt import (
 # The minutes a medium run of each experiment is meant to take on 2 cores (issue 19's budget; the
 # experiments' conf/experiment/*.yaml set their protocol defaults to fit it).
 BUDGET_MINUTES = {"canonical": 60, "manifest_8mb": 20}
-
-
-def phase_minutes(rows: pd.DataFrame) -> float:
-    """First to last `measured_utc` of `rows`, in minutes (0 for none)."""
-    at = pd.to_datetime(rows["measured_utc"])
-    return (at.max() - at.min()).total_seconds() / 60 if len(at) else 0.0
 
 
 def phases(m: pd.DataFrame, protocol: dict) -> dict[str, object]:
@@ -63,20 +58,34 @@ def fits(total: float, executed: list[float], executions: int, budget: float) ->
     return executions + math.floor((budget - total) / per_round)
 
 
+def measured(results: Path, experiment: str) -> dict[str, object]:
+    """An experiment's reference run against its budget, as numbers: the run, its protocol and
+    total minutes, its phases, the executed rounds the budget holds and today's default."""
+    run = reference_run(results, experiment)
+    protocol = run.meta()["protocol"]
+    total = run_minutes(run)
+    if total is None:
+        raise ValueError(f"{run.run_id}: run.json has no start or finish time")
+    p = phases(read_measurements(run.path), protocol)
+    return {
+        "run": run,
+        "protocol": protocol,
+        "total": total,
+        **p,
+        "holds": fits(total, p["executed"], protocol["executions"], BUDGET_MINUTES[experiment]),
+        "default": default_protocol(experiment)["executions"],
+    }
+
+
 def budget(results: Path) -> str:
     """The table: per experiment, the reference run's minutes by phase against its budget."""
     rows = []
     for experiment, minutes in BUDGET_MINUTES.items():
-        run = reference_run(results, experiment)
-        protocol = run.meta()["protocol"]
-        total = run_minutes(run)
-        if total is None:
-            raise ValueError(f"{run.run_id}: run.json has no start or finish time")
-        p = phases(read_measurements(run.path), protocol)
+        b = measured(results, experiment)
+        run, protocol, executed, planned = b["run"], b["protocol"], b["executed"], b["planned"]
         dataset = (run.config().get("dataset") or {}).get("name", "?")
-        executed, planned = p["executed"], p["planned"]
         steady = (
-            f"{num(p['steady'], 1)} min (last {protocol['steady_k']} within "
+            f"{num(b['steady'], 1)} min (last {protocol['steady_k']} within "
             f"{protocol['steady_tolerance']:.0%}, at most {protocol['steady_cap']})"
             if protocol.get("steady_k")
             else "off"
@@ -85,16 +94,16 @@ def budget(results: Path) -> str:
             [
                 f"`{experiment}`",
                 f"{dataset}, {provenance(run)}",
-                p["cases"],
-                f"{num(total, 1)} of {minutes}",
+                b["cases"],
+                f"{num(b['total'], 1)} of {minutes}",
                 steady,
-                f"{num(p['warmups'], 1)} min ({protocol['warmups']}, "
+                f"{num(b['warmups'], 1)} min ({protocol['warmups']}, "
                 + ("executed" if protocol.get("warmups_execute") else "planning only")
                 + ")",
                 f"{len(executed)} x {num(pd.Series(executed).median(), 1)} min" if executed else "-",
                 f"{len(planned)} x {num(pd.Series(planned).median(), 1)} min" if planned else "-",
-                fits(total, executed, protocol["executions"], minutes),
-                default_protocol(experiment)["executions"],
+                b["holds"],
+                b["default"],
             ]
         )
     return table(

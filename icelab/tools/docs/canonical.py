@@ -27,6 +27,7 @@ from icelab.tools.docs.fmt import (
     default_protocol,
     num,
     pct,
+    phase_minutes,
     provenance,
     ratio,
     reference_run,
@@ -392,9 +393,7 @@ def steady_sentence(c: Canonical) -> str:
     settled = [x for x in cases if x["settled"]]
     needed = statistics.median(x["warmups"] for x in settled) if settled else float("nan")
     m = c.measurements
-    steady = m[steady_rows(m, p["warmups"])]
-    at = pd.to_datetime(steady["measured_utc"])
-    took = (at.max() - at.min()).total_seconds() / 60 if len(at) else float("nan")
+    took = phase_minutes(m[steady_rows(m, p["warmups"])])
     capped = sorted({short(x["query_id"]) for x in cases if not x["settled"]})
     return (
         f" Before the measured rounds, the steady-state phase executed each case back to back until "

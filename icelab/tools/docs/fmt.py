@@ -54,6 +54,12 @@ def steady_rows(measurements: pd.DataFrame, warmups: int) -> pd.Series:
     return measurements["warmup"].astype(bool) & (measurements["repetition"] < -warmups)
 
 
+def phase_minutes(rows: pd.DataFrame) -> float:
+    """First to last `measured_utc` of `rows`, in minutes (0 for none)."""
+    at = pd.to_datetime(rows["measured_utc"])
+    return (at.max() - at.min()).total_seconds() / 60 if len(at) else 0.0
+
+
 def provenance(run: Run) -> str:
     """`run <id>, commit <sha7> (clean|dirty)` from the run's env.json."""
     git = run.env().get("git") or {}
