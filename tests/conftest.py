@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 
 from icelab.bench.context import Context, open_context
 from icelab.datagen.build import Built
+from tests import jvm_archive
 
 REPO = Path(__file__).resolve().parent.parent
 # Test modules that start Spark in a child process (`python run.py`, a session in a subprocess),
@@ -28,6 +29,20 @@ SPARK_MODULES = (
     "test_secrets.py",
     "test_exposure.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller (not an xdist worker) starts writing the JVMs' class archive if missing,
+    unless the run selects no JVM test (`make test-fast`)."""
+    if not hasattr(config, "workerinput") and "not spark" not in (config.option.markexpr or ""):
+        config._icelab_jvm_archive = jvm_archive.Trainer()  # type: ignore[attr-defined]
+        config._icelab_jvm_archive.start()  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    trainer = getattr(config, "_icelab_jvm_archive", None)
+    if trainer is not None:
+        trainer.stop()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -46,11 +61,19 @@ CONF = REPO / "conf"
 # costs more than the compiled code saves (a subset of the suite: 187 s with it, 163 s without),
 # and the answers are the same (Spark's interpreted operators). Benchmarks keep it on.
 NO_CODEGEN = "++engine.conf.spark.sql.codegen.wholeStage=false"
-# A `python run.py` child lives seconds: a JVM that starts fast, one GC thread, no codegen.
-FAST_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# Every test JVM (the workers' sessions, each `python run.py` child) runs on the tests' few
+# thousand rows: C1 only (C2's compiles cost more CPU than they save there), one GC thread, no
+# codegen, and the class archive of tests/jvm_archive.py.
+FAST_FLAGS = f"{jvm_archive.BASE_FLAGS} {jvm_archive.USE_FLAGS}"
 FAST_JVM = [f"engine.java_options='{FAST_FLAGS}'", NO_CODEGEN]
 # Tests share the machine with other work: fewer threads and less memory than a real run.
-SHRINK = ["engine.master='local[2]'", "engine.driver_memory=4g", "progress=false", NO_CODEGEN]
+SHRINK = [
+    f"engine.java_options='{FAST_FLAGS}'",
+    "engine.master='local[2]'",
+    "engine.driver_memory=4g",
+    "progress=false",
+    NO_CODEGEN,
+]
 
 
 @pytest.fixture(scope="session")
@@ -78,6 +101,14 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Datasets built by the tests, shared by the workers: icelab's own dataset locks make one
     worker build tiny while the other waits and reuses it (what two runs at once do)."""
     return shared_dir(tmp_path_factory, "data")
+
+
+@pytest.fixture(scope="session")
+def micro_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data directory for the micro dataset (tests/reliability.py's MICRO) of the modules that
+    only read it: the first run that needs it builds it under icelab's dataset locks, the others
+    (in either worker) wait and reuse it."""
+    return shared_dir(tmp_path_factory, "micro-data")
 
 
 @pytest.fixture(scope="session")

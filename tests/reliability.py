@@ -39,6 +39,7 @@ MICRO = [
     "engine.master='local[1]'",
     "engine.driver_memory=1g",
     "progress=false",
+    "charts=false",  # drawn from the results alone; tests/charts draws them
 ]
 PLANNED = 2 * 2 * 2 * 2
 

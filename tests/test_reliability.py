@@ -159,6 +159,11 @@ def test_kill_while_salvaging_a_killed_run_loses_none_of_its_rows(kills):
     assert not list(left.glob(f".{MEASUREMENTS}.tmp*"))
 
 
+def test_a_run_with_charts_false_draws_none(kills):
+    """MICRO's charts=false reaches the experiment: results without a chart file."""
+    assert [p.name for p in kills["completed"].iterdir() if p.suffix in (".png", ".svg")] == []
+
+
 def test_kill_inside_a_profile_rewrite(kills):
     seen = kills["profile"]
     assert seen["proc"].returncode == -9, seen["proc"].stderr[-3000:]

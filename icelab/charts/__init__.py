@@ -28,6 +28,17 @@ def chart_files(charts: list[Chart]) -> list[Path]:
     return [path for chart in charts for path in chart.files]
 
 
+def draw_charts(draw: bool, write: Callable[[Path], list[Path]], run_dir: Path) -> str:
+    """Draw a finished run's charts unless the run's `charts=false`; what the console says of them.
+
+    A run on a cluster or in a test may skip drawing: the charts come from the stored results
+    alone, so `icelab charts` draws them later, identical.
+    """
+    if not draw:
+        return "charts: not drawn (charts=false; `icelab charts` draws them from the results)"
+    return f"charts: {', '.join(p.name for p in write(run_dir))}"
+
+
 def chart_cli(
     prog: str, argv: list[str] | None, write: Callable[[Path], list[Path]], task: str | tuple[str, ...]
 ) -> int:

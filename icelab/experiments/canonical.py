@@ -22,6 +22,7 @@ from icelab.bench.protocol import query_cases
 from icelab.bench.recorder import Recorder
 from icelab.bench.variants import check_setup_profiles, setup_variants, table_state
 from icelab.bench.windows import check_window, header, load_query, query_ids, window_in_data
+from icelab.charts import draw_charts
 from icelab.charts.canonical import write_charts
 from icelab.core import run_state
 from icelab.core.config import (
@@ -129,7 +130,7 @@ def run(cfg: DictConfig) -> Path:
     windows = list({w.name: w for _, w in queries}.values())
     checked = answers.check_run(run_dir, measurements, ds, windows, cfg.verify, progress)
     recorder.close(answers_agree=all(rec["agree"] for rec in checked))
-    print(finish(run_dir, measurements, protocol.unstable_iqr, ccfg))
+    print(finish(run_dir, measurements, protocol.unstable_iqr, ccfg, draw=bool(cfg.charts)))
     print(answers.verdict(checked))
     failed = int((measurements["status"] != "ok").sum())
     if failed:
@@ -138,8 +139,10 @@ def run(cfg: DictConfig) -> Path:
     return run_dir
 
 
-def finish(run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg: CanonicalConfig) -> str:
-    """Write the tables and charts of a finished run; return the console report."""
+def finish(
+    run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg: CanonicalConfig, draw: bool = True
+) -> str:
+    """Write the tables and charts (unless not `draw`) of a finished run; return the console report."""
     summary = stats.summarize(measurements, unstable_iqr)
     order = {v: i for i, v in enumerate(dict.fromkeys(measurements["variant"]))}  # parquet, then setups
     summary = summary.sort_values(
@@ -160,12 +163,12 @@ def finish(run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg:
             stats.geomeans(versus[versus["variant"] != PARQUET], summary), measurements, PARQUET
         )
         write_csv(run_dir / "setups.csv", setups)
-    charts = write_charts(run_dir)
+    charts = draw_charts(draw, write_charts, run_dir)
     lines = [report_queries(summary, facts, ccfg), ""]
     if setups is not None:
         lines += [report_setups(setups), ""]
     lines += [report_gains(gains, initial), ""]
-    lines.append(f"results: {run_dir} (charts: {', '.join(p.name for p in charts)})")
+    lines.append(f"results: {run_dir} ({charts})")
     return "\n".join(lines)
 
 

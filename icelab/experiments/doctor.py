@@ -18,6 +18,7 @@ from icelab.bench.health.check import Policy, parse_duration
 from icelab.bench.health.doctor import Diagnosis, diagnose, render, save
 from icelab.bench.health.rule import measured_rule
 from icelab.bench.health.source import resolve
+from icelab.charts import draw_charts
 from icelab.charts.health import write_charts
 from icelab.core import run_state
 from icelab.core.config import DoctorConfig, doctor_config, parse_size
@@ -73,7 +74,7 @@ def run(cfg: DictConfig) -> Outcome:
     )
     run_dir = ctx.new_run(dcfg.name)
     save(run_dir, diagnosis)
-    charts = write_charts(run_dir)
+    charts = draw_charts(bool(cfg.charts), write_charts, run_dir)
     print(render(diagnosis))
-    print(f"results: {run_dir} (charts: {', '.join(p.name for p in charts)})")
+    print(f"results: {run_dir} ({charts})")
     return Outcome(run_dir, diagnosis)

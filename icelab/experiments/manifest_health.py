@@ -20,6 +20,7 @@ from icelab.bench.context import open_context
 from icelab.bench.health.policy import LEVELS, judge
 from icelab.bench.manifest_stats import health_stats, manifests, partition_counts, stat_rows
 from icelab.bench.profiles import Profile, prepare
+from icelab.charts import draw_charts
 from icelab.charts.health import write_charts
 from icelab.core import run_state
 from icelab.core.config import HealthConfig, Threshold, health_config, parse_size, profile_configs
@@ -116,7 +117,7 @@ def run(cfg: DictConfig) -> Path:
         reports.append(inspect(spark, after, table, hcfg.rules))
     run_dir = ctx.new_run(hcfg.name, built)
     _save(run_dir, reports)
-    charts = write_charts(run_dir)
+    charts = draw_charts(bool(cfg.charts), write_charts, run_dir)
     print("\n\n".join(render(h) for h in reports))
-    print(f"results: {run_dir} (charts: {', '.join(p.name for p in charts)})")
+    print(f"results: {run_dir} ({charts})")
     return run_dir

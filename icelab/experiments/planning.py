@@ -22,6 +22,7 @@ from icelab.bench.protocol import Case, cases
 from icelab.bench.recorder import Recorder
 from icelab.bench.variants import Variant, settings, table_state, variants
 from icelab.bench.windows import Window, load_query, window_in_data
+from icelab.charts import draw_charts
 from icelab.charts.planning import write_charts
 from icelab.core import run_state
 from icelab.core.config import (
@@ -176,8 +177,8 @@ def _finish(
     write_csv(run_dir / "summary.csv", summary)
     growth = stats.growth(summary, *pcfg.ratio)
     write_csv(run_dir / "growth.csv", growth)
-    charts = write_charts(run_dir)
+    charts = draw_charts(bool(ctx.cfg.charts), write_charts, run_dir)
     print(report(summary, growth, overhead, pcfg.ratio))
     print(answers.verdict(checked))
-    print(f"results: {run_dir} ({len(recorder.rows)} rows; charts: {', '.join(p.name for p in charts)})")
+    print(f"results: {run_dir} ({len(recorder.rows)} rows; {charts})")
     answers.raise_if_differ(checked, run_dir, bool(ctx.cfg.verify.allow_duckdb_errors))

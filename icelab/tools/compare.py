@@ -53,7 +53,7 @@ REGRESSION, IMPROVEMENT, NO_CHANGE = "regression", "improvement", "no change"
 TOO_FEW, MISSING = "too few repetitions", "missing"
 MOVED = [effects.SLOWER, effects.FASTER, effects.NOT_RECURRING]
 # Config keys that name where things went, not what was measured.
-IGNORED_CONFIG = ("paths.", "progress", "hydra.")
+IGNORED_CONFIG = ("paths.", "progress", "charts", "hydra.")
 
 
 def min_p(n: int, m: int) -> float:

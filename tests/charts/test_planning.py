@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from icelab.charts import draw_charts
 from icelab.charts.health import main as health_main
-from icelab.charts.planning import CHARTS, main
+from icelab.charts.planning import CHARTS, main, write_charts
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "results"
+CHARTS_FILES = [f for name in CHARTS for f in (name, str(Path(name).with_suffix(".svg")))]
 OLDER, NEWER = "20261121T114058Z-ef97e6", "20261121T114416Z-ac7555"
 
 
@@ -29,6 +31,16 @@ def test_charts_regenerate_from_stored_results(planning_run, tmp_path, capsys):
         ), svg
         assert (copy / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert str(copy / CHARTS[0]) in capsys.readouterr().out
+
+
+def test_charts_false_draws_nothing_and_says_how_to_draw_later(planning_run, tmp_path):
+    copy = tmp_path / planning_run.name
+    shutil.copytree(planning_run, copy, ignore=shutil.ignore_patterns("*.png", "*.svg"))
+    said = draw_charts(False, write_charts, copy)
+    assert said == "charts: not drawn (charts=false; `icelab charts` draws them from the results)"
+    assert not list(copy.glob("*.png")) and not list(copy.glob("*.svg"))
+    assert draw_charts(True, write_charts, copy) == f"charts: {', '.join(CHARTS_FILES)}"
+    assert sorted(p.name for p in copy.glob("*.[ps][nv]g")) == sorted(CHARTS_FILES)
 
 
 def test_no_run_is_one_line(tmp_path, capsys):

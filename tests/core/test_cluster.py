@@ -22,18 +22,20 @@ import pytest
 
 from icelab.core import cluster
 from icelab.core.contract import validate
-from tests.conftest import run_py
+from tests.conftest import FAST_FLAGS, run_py
 from tests.core.test_cli import assert_one_line_error
 from tests.core.test_exposure import listening, public
-from tests.reliability import run, smoke_runs
+from tests.reliability import run, smoke_runs, with_data
 
-# The smallest cluster: one worker, one core; executors start fast like the driver (MICRO).
+# The smallest cluster: one worker, one core; its daemons and executors start fast like the
+# driver (MICRO's flags, the tests' class archive included).
 STANDALONE = [
     "engine=standalone",
     "engine.master=null",
     "engine.worker_cores=1",
     "engine.worker_memory=1g",
-    "++engine.conf.spark.executor.extraJavaOptions='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'",
+    f"engine.daemon_java_options='{FAST_FLAGS}'",
+    f"++engine.conf.spark.executor.extraJavaOptions='{FAST_FLAGS}'",
 ]
 MESSAGES = {
     "test_unreachable_master": "engine.master=spark://127.0.0.1:{port}: no Spark master reachable at "
@@ -63,8 +65,8 @@ def ours_running(cluster_id: str) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    tmp = tmp_path_factory.mktemp("standalone")
+def runs(tmp_path_factory: pytest.TempPathFactory, micro_data: Path) -> Runs:
+    tmp = with_data(tmp_path_factory.mktemp("standalone"), micro_data)
     state_dir = tmp / "runtime" / "icelab"
     with pytest.MonkeyPatch.context() as env:
         env.setenv("XDG_RUNTIME_DIR", str(tmp / "runtime"))

@@ -98,7 +98,7 @@ def refused(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+def runs(tmp_path_factory: pytest.TempPathFactory, micro_data: Path) -> dict[str, dict]:
     """The micro smoke benchmark on RGW (latency through the proxy) and on local disk, side by
     side: each run's process outcome and run directory."""
     if MISSING:  # only reached in CI, where this is a failure
@@ -111,7 +111,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
             f"storage.latency_ms={LATENCY_MS}",
             f"storage.dir={tmp / 'object' / 'store'}",
         ),
-        "local": run_py(*micro(tmp / "local", f"paths.data_dir={tmp / 'local' / 'data'}")),
+        "local": run_py(*micro(tmp / "local", f"paths.data_dir={micro_data}")),
     }
     out = {}
     for name, proc in procs.items():

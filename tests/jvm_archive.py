@@ -1,0 +1,119 @@
+"""A class-data-sharing archive for the tests' JVMs: Spark's and Iceberg's classes, loaded once.
+
+Every driver JVM of the suite (the workers' sessions, each `python run.py` child) loads the same
+few thousand Spark, Iceberg and Hadoop classes. Java's AppCDS maps them from an archive instead,
+which saves seconds of CPU per JVM on a suite that is CPU-bound. The tests run the same engine
+either way: the archive holds class metadata, not behaviour.
+
+The archive is written once per Java, PySpark and Iceberg jar, by a training run (the micro smoke
+benchmark) the pytest controller starts in the background; JVMs launched before it is ready run
+without it. It is written under a temporary name and renamed when its JVM has exited, because a
+JVM given a truncated archive crashes; a missing one is ignored. An archive whose class path
+differs from a JVM's (storage=object adds the S3A jars) is ignored by that JVM.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BASE_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# CDS warnings (a class path that differs, a signed jar skipped) go to the JVM's stdout, which
+# tests read: off.
+QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+
+
+def _key() -> str:
+    """What the archive depends on: the JVM, Spark's jars and the Iceberg jar."""
+    from icelab.core.preflight import java_executable
+
+    try:
+        java = os.path.realpath(java_executable())
+        version = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
+        packages = [importlib.metadata.version(p) for p in ("pyspark", "snowpark-connect-deps-iceberg")]
+    except Exception:  # noqa: BLE001 (no usable Java or Spark: the tests that need them say so)
+        return "no-java"
+    parts = [java, version, *packages, BASE_FLAGS, sys.prefix]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+ARCHIVE = Path(tempfile.gettempdir()) / f"icelab-tests-{os.getuid()}" / f"jvm-{_key()}.jsa"
+USE_FLAGS = f"-XX:SharedArchiveFile={ARCHIVE} {QUIET}"
+
+
+def _dumping(path: Path) -> bool:
+    """Whether a live process still has `path` as its ArchiveClassesAtExit (it writes at exit)."""
+    flag = f"-XX:ArchiveClassesAtExit={path}".encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if flag in (entry / "cmdline").read_bytes().split(b"\0"):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+class Trainer:
+    """The background training run that writes ARCHIVE, if it is missing."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.thread: threading.Thread | None = None
+        self.work = ARCHIVE.parent / f"train-{os.getpid()}"
+        self.partial = ARCHIVE.with_suffix(f".{os.getpid()}.part")
+
+    def start(self) -> None:
+        """Start the training run unless the archive exists (or Java is missing)."""
+        if ARCHIVE.is_file() or ARCHIVE.name == "jvm-no-java.jsa":
+            return
+        from tests.reliability import MICRO
+
+        ARCHIVE.parent.mkdir(parents=True, exist_ok=True)
+        for old in ARCHIVE.parent.glob("jvm-*.jsa"):  # another Java's or PySpark's: 180 MB each
+            old.unlink(missing_ok=True)
+        overrides = [a for a in MICRO if not a.startswith("engine.java_options=")]
+        java = f"engine.java_options='{BASE_FLAGS} -XX:ArchiveClassesAtExit={self.partial} {QUIET}'"
+        paths = [f"paths.{d}_dir={self.work / d}" for d in ("data", "results")]
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(REPO / "run.py"),
+                *overrides,
+                java,
+                *paths,
+                f"hydra.run.dir={self.work}/out",
+            ],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.thread = threading.Thread(target=self._finish, daemon=True)
+        self.thread.start()
+
+    def _finish(self) -> None:
+        assert self.proc is not None
+        ok = self.proc.wait() == 0
+        # The driver JVM outlives run.py by the seconds it takes to write the archive.
+        deadline = time.monotonic() + 120
+        while _dumping(self.partial) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if ok and not _dumping(self.partial) and self.partial.is_file():
+            self.partial.replace(ARCHIVE)
+        self.partial.unlink(missing_ok=True)
+        subprocess.run(["rm", "-rf", str(self.work)], check=False)
+
+    def stop(self) -> None:
+        """End the training run if it is still going (the suite is over), and clean up."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.thread is not None:
+            self.thread.join(timeout=150)
