@@ -31,18 +31,20 @@ SPARK_MODULES = (
 )
 
 
+TRAINER = pytest.StashKey[jvm_archive.Trainer]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """The controller (not an xdist worker) starts writing the JVMs' class archive if missing,
     unless the run selects no JVM test (`make test-fast`)."""
     if not hasattr(config, "workerinput") and "not spark" not in (config.option.markexpr or ""):
-        config._icelab_jvm_archive = jvm_archive.Trainer()  # type: ignore[attr-defined]
-        config._icelab_jvm_archive.start()  # type: ignore[attr-defined]
+        config.stash[TRAINER] = jvm_archive.Trainer()
+        config.stash[TRAINER].start()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    trainer = getattr(config, "_icelab_jvm_archive", None)
-    if trainer is not None:
-        trainer.stop()
+    if TRAINER in config.stash:
+        config.stash[TRAINER].stop()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

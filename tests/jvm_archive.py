@@ -17,12 +17,17 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+import psutil
+
+from icelab.core import cluster
 
 REPO = Path(__file__).resolve().parents[1]
 BASE_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
@@ -45,21 +50,15 @@ def _key() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-ARCHIVE = Path(tempfile.gettempdir()) / f"icelab-tests-{os.getuid()}" / f"jvm-{_key()}.jsa"
+KEY = _key()
+ARCHIVE = Path(tempfile.gettempdir()) / f"icelab-tests-{os.getuid()}" / f"jvm-{KEY}.jsa"
 USE_FLAGS = f"-XX:SharedArchiveFile={ARCHIVE} {QUIET}"
 
 
 def _dumping(path: Path) -> bool:
     """Whether a live process still has `path` as its ArchiveClassesAtExit (it writes at exit)."""
-    flag = f"-XX:ArchiveClassesAtExit={path}".encode()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if flag in (entry / "cmdline").read_bytes().split(b"\0"):
-                    return True
-            except OSError:
-                continue
-    return False
+    flag = f"-XX:ArchiveClassesAtExit={path}"
+    return any(flag in cluster.cmdline(p.pid) for p in psutil.process_iter())
 
 
 class Trainer:
@@ -73,7 +72,7 @@ class Trainer:
 
     def start(self) -> None:
         """Start the training run unless the archive exists (or Java is missing)."""
-        if ARCHIVE.is_file() or ARCHIVE.name == "jvm-no-java.jsa":
+        if ARCHIVE.is_file() or KEY == "no-java":
             return
         from tests.reliability import MICRO
 
@@ -109,7 +108,7 @@ class Trainer:
         if ok and not _dumping(self.partial) and self.partial.is_file():
             self.partial.replace(ARCHIVE)
         self.partial.unlink(missing_ok=True)
-        subprocess.run(["rm", "-rf", str(self.work)], check=False)
+        shutil.rmtree(self.work, ignore_errors=True)
 
     def stop(self) -> None:
         """End the training run if it is still going (the suite is over), and clean up."""
