@@ -177,7 +177,11 @@ def _load(path: Path, stamp: tuple[int, int]) -> Canonical:
 def load(results: Path) -> Canonical:
     """The newest complete canonical run under `<results>/reference`, with its figures (cached
     while its measurements file is unchanged: `stats.summarize` is the slow part)."""
-    run = reference_run(results, EXPERIMENT)
+    return of_run(reference_run(results, EXPERIMENT))
+
+
+def of_run(run: Run) -> Canonical:
+    """Any complete canonical run with its figures (cached as `load`)."""
     stat = (run.path / MEASUREMENTS).stat()
     return _load(run.path, (stat.st_mtime_ns, stat.st_size))
 

@@ -1,0 +1,360 @@
+"""docs/object-store.md's generated blocks: the study's planning claims on local disk and on an S3
+store at each latency measured, the S3 requests behind them, and the canonical geometric means
+on the store beside local disk.
+
+Local disk is the reference set's newest complete `manifest_8mb` and `canonical` runs
+(`results/reference/`); the object store's runs are a reference set of their own,
+`results/reference/object-store/` (so the local figures and charts never pick them up), one
+`manifest_8mb` run per latency (the newest complete one of each) and the newest `canonical` run.
+Medians, growth ratios and geometric means come from `icelab.bench.stats`, as the experiments
+compute them; storage kind, latency and its mechanism from each run's env.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from icelab.bench import stats
+from icelab.core.contract import MEASUREMENTS
+from icelab.core.runs import Run, find_runs
+from icelab.tools.docs import canonical, planning
+from icelab.tools.docs.fmt import num, provenance, reference_run, table
+
+OBJECT_STORE = "object-store"  # results/reference/<this>: the object store's reference set
+QUERY = planning.QUERY
+PARQUET = planning.PARQUET
+AS_INGESTED = planning.AS_INGESTED
+EIGHT_MB = planning.STUDY_TARGET
+REQUESTS = {"LIST": "s3_list_requests", "HEAD": "s3_head_requests", "GET": "s3_get_requests"}
+
+
+def object_runs(results: Path, experiment: str) -> list[Run]:
+    """The object-store reference set's complete runs of `experiment` on `s3a://` data, oldest first."""
+    return [
+        r
+        for r in find_runs(results / "reference" / OBJECT_STORE)
+        if r.experiment == experiment and r.complete and storage(r).get("kind") == "object"
+    ]
+
+
+def storage(run: Run) -> dict:
+    """env.json's `storage` (a run from before storage was recorded ran on local disk)."""
+    return run.env().get("storage") or {"kind": "local"}
+
+
+def latency(run: Run) -> float:
+    return float(storage(run).get("latency_ms") or 0.0)
+
+
+def place(run: Run) -> str:
+    """`local disk`, `RGW, 0 ms`, `RGW, +20 ms (proxy)`: where a run's data was, from env.json."""
+    s = storage(run)
+    if s.get("kind") != "object":
+        return "local disk"
+    server = str(s.get("server") or "S3").split(" ")[0].removeprefix("ceph-").upper()
+    ms = latency(run)
+    return f"{server}, 0 ms" if ms == 0 else f"{server}, +{ms:g} ms ({s.get('latency_mechanism')})"
+
+
+def planning_runs(results: Path) -> list[Run]:
+    """Local disk's manifest_8mb reference run, then the object store's newest per latency.
+
+    Raises:
+        LookupError: when the local run is not on local disk or the object store has no run.
+    """
+    local = reference_run(results, "manifest_8mb")
+    if storage(local).get("kind") != "local":
+        raise LookupError(f"{local.path}: the local reference run is not on local disk")
+    newest = {latency(r): r for r in object_runs(results, "manifest_8mb")}  # oldest first: newest wins
+    if not newest:
+        raise LookupError(f"no complete manifest_8mb run under {results / 'reference' / OBJECT_STORE}")
+    return [local, *(newest[ms] for ms in sorted(newest))]
+
+
+def _check_same_tables(runs: list[Run]) -> None:
+    """Every run must have measured the same dataset and windows, or a side-by-side table lies."""
+    first = runs[0]
+    for run in runs[1:]:
+        for what, get in (
+            ("dataset", lambda r: r.meta().get("dataset")),
+            ("windows", lambda r: r.meta().get("windows")),
+        ):
+            if get(run) != get(first):
+                raise ValueError(f"{run.run_id} and {first.run_id} measured different {what}")
+
+
+def _requests(run: Run, variant: str, window: str) -> dict[str, float]:
+    """Median S3 requests per measured plan of `QUERY` at one (variant, window), by kind."""
+    m = pd.read_parquet(run.path / MEASUREMENTS)
+    rows = m[
+        (~m["warmup"].astype(bool))
+        & (m["status"] == "ok")
+        & (m["query_id"] == QUERY)
+        & (m["variant"] == variant)
+        & (m["window"] == window)
+        & (~m["executed"].astype(bool))
+    ]
+    return {kind: float(rows[column].median()) for kind, column in REQUESTS.items()}
+
+
+def runs_paragraph(results: Path) -> str:
+    """Which runs the tables come from, their protocol and where their data was."""
+    lines = []
+    for run in planning_runs(results):
+        p = run.config()["protocol"]
+        lines.append(
+            f"- {place(run)}: `manifest_8mb` {provenance(run)}, {planning.machine(run)}, "
+            f"{p['repetitions']} measured rounds ({p['executions']} executed) after {p['warmups']} "
+            f"warm-up, {planning.duration(run)}"
+        )
+    local = canonical.load(results).run
+    p = local.config()["protocol"]
+    lines.append(
+        f"- local disk: `canonical` {provenance(local)}, {p['repetitions']} measured rounds, "
+        f"{p['executions']} executed, steady state {'off' if not p['steady_k'] else 'on'}, "
+        f"{planning.duration(local)}"
+    )
+    for run in object_runs(results, "canonical")[-1:]:
+        p = run.config()["protocol"]
+        lines.append(
+            f"- {place(run)}: `canonical` {provenance(run)}, {p['repetitions']} measured "
+            f"round(s), {p['executions']} executed, after {p['warmups']} warm-up "
+            f"({'executed' if p['warmups_execute'] else 'planning only'}), steady state "
+            f"{'off' if not p['steady_k'] else 'on'}, {planning.duration(run)}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def planning_table(results: Path) -> str:
+    """Median planning ms of `QUERY` per window, one row per (place, variant)."""
+    runs = planning_runs(results)
+    _check_same_tables(runs)
+    wins = planning.windows(runs[0])
+    rows = []
+    for run in runs:
+        frame = planning.summary(run)
+        for variant in planning.variant_order(run):
+            cells = [planning.median_cell(planning.cell(frame, QUERY, variant, w)) for w in wins]
+            rows.append([place(run), planning.label(run, variant), *cells])
+    return table(["data on", "variant", *wins], rows)
+
+
+def claims_table(results: Path) -> str:
+    """The study's planning claims at each place: Parquet's growth with the window, as ingested
+    against 8 MB, and 8 MB against Parquet, at the run's narrow and wide windows."""
+    runs = planning_runs(results)
+    rows = []
+    for run in runs:
+        frame = planning.summary(run)
+        wide, narrow = planning.wide_narrow(run)
+        grown = planning.growth(run, frame)
+
+        def med(variant: str, window: str, frame: pd.DataFrame = frame) -> float:
+            return planning.median(frame, QUERY, variant, window)
+
+        rows.append(
+            [
+                place(run),
+                planning.times(grown.loc[(QUERY, PARQUET), "planning_ratio"]),
+                planning.times(grown.loc[(QUERY, EIGHT_MB), "planning_ratio"]),
+                *(planning.times(med(AS_INGESTED, w) / med(EIGHT_MB, w)) for w in (narrow, wide)),
+                *(planning.times(med(EIGHT_MB, w) / med(PARQUET, w)) for w in (narrow, wide)),
+            ]
+        )
+    wide, narrow = planning.wide_narrow(runs[0])
+    header = [
+        "data on",
+        f"Parquet {wide} / {narrow}",
+        f"8 MB {wide} / {narrow}",
+        f"as ingested / 8 MB, {narrow}",
+        f"as ingested / 8 MB, {wide}",
+        f"8 MB / Parquet, {narrow}",
+        f"8 MB / Parquet, {wide}",
+    ]
+    return table(header, rows)
+
+
+def requests_table(results: Path) -> str:
+    """Median S3 requests per plan (LIST, HEAD, GET) of each variant at the narrow and wide
+    windows, per object-store run, with the delay proxy's own tally where there was one."""
+    runs = planning_runs(results)[1:]
+    wide, narrow = planning.wide_narrow(runs[0])
+    rows = []
+    for run in runs:
+        for variant in planning.variant_order(run):
+            cells = []
+            for window in (narrow, wide):
+                counts = _requests(run, variant, window)
+                cells.append(" / ".join(num(counts[k]) for k in REQUESTS))
+            rows.append([place(run), planning.label(run, variant), *cells])
+    proxied = [r for r in runs if r.meta().get("proxy_requests")]
+    note = ""
+    for run in proxied:
+        tally = run.meta()["proxy_requests"]
+        total = sum(v for v in tally.values() if isinstance(v, int | float))
+        kinds = ", ".join(f"{k} {num(v)}" for k, v in tally.items())
+        note += (
+            f"\nThe delay proxy of the {place(run)} run carried {num(total)} requests while the run "
+            f"was open, warm-ups, overhead pairs and table setup included (`run.json` "
+            f"`proxy_requests`: {kinds}).\n"
+        )
+    head = " / ".join(REQUESTS)
+    return table(["data on", "variant", f"{narrow}: {head}", f"{wide}: {head}"], rows) + note
+
+
+def _crossover(run: Run, frame: pd.DataFrame) -> str | None:
+    """The narrowest window from which on the 8 MB table plans faster than Parquet, or None."""
+    wins = planning.windows(run)
+    faster = [
+        planning.median(frame, QUERY, EIGHT_MB, w) < planning.median(frame, QUERY, PARQUET, w) for w in wins
+    ]
+    for i, window in enumerate(wins):
+        if all(faster[i:]):
+            return window
+    return None
+
+
+def where(run: Run) -> str:
+    """`on local disk`, `on RGW at 0 ms`, `on RGW with 20 ms added (proxy)`: `place` in a sentence."""
+    s = storage(run)
+    if s.get("kind") != "object":
+        return "on local disk"
+    server, _, _ = place(run).partition(",")
+    ms = latency(run)
+    return (
+        f"on {server} at 0 ms"
+        if ms == 0
+        else f"on {server} with {ms:g} ms added ({s.get('latency_mechanism')})"
+    )
+
+
+def _counts(counts: dict[str, float]) -> str:
+    return ", ".join(f"{num(v)} {k}" for k, v in counts.items())
+
+
+def reading(results: Path) -> str:
+    """What the requests explain, in sentences computed from the runs: Parquet's LISTs and its
+    growth, the manifests Iceberg fetches and what each added round trip costs, and from which
+    window the 8 MB table plans faster than Parquet at each place."""
+    runs = planning_runs(results)
+    stores = runs[1:]
+    wide, narrow = planning.wide_narrow(runs[0])
+    frames = {r.run_id: planning.summary(r) for r in runs}
+
+    def med(run: Run, variant: str, window: str) -> float:
+        return planning.median(frames[run.run_id], QUERY, variant, window)
+
+    first = stores[0]
+    parquet = {w: _requests(first, PARQUET, w) for w in (narrow, wide)}
+    hours = {
+        w: float(planning.cell(frames[first.run_id], QUERY, PARQUET, w)["window_hours"])
+        for w in (narrow, wide)
+    }
+    per_day = all(parquet[w]["LIST"] == max(1.0, hours[w] / 24) for w in (narrow, wide))
+    growths = "; ".join(
+        f"{planning.times(med(r, PARQUET, wide) / med(r, PARQUET, narrow))} {where(r)}" for r in runs
+    )
+    out = [
+        f"Parquet plans by listing {where(first)}: {_counts(parquet[narrow])} at {narrow}; "
+        f"{_counts(parquet[wide])} at {wide}"
+        + (" (one LIST per day partition in the window)" if per_day else "")
+        + f". Its {wide} / {narrow} planning growth is {growths}."
+    ]
+    ingested = {w: _requests(first, AS_INGESTED, w) for w in (narrow, wide)}
+    manifests = int(planning.cell(frames[first.run_id], QUERY, AS_INGESTED, narrow)["manifests_total"])
+    spans = "; ".join(
+        f"{planning.spread(med(r, AS_INGESTED, w) for w in planning.windows(r))} {where(r)}" for r in runs
+    )
+    same = ingested[narrow] == ingested[wide]
+    reads_all = all(planning.reads_all(frames[r.run_id], QUERY, AS_INGESTED) for r in runs)
+    out.append(
+        "Iceberg as ingested reads "
+        + (
+            f"all {num(manifests)} manifests at every window "
+            if reads_all
+            else f"up to {num(manifests)} manifests "
+        )
+        + f"({_counts(ingested[narrow])} per plan at {narrow}; "
+        + ("the same" if same else _counts(ingested[wide]))
+        + f" at {wide}), so across the windows its planning spans {spans}. Rewritten at 8 MB it "
+        f"sends {_counts(_requests(first, EIGHT_MB, narrow))} at {narrow} and "
+        f"{_counts(_requests(first, EIGHT_MB, wide))} at {wide}."
+    )
+    zero = next((r for r in stores if latency(r) == 0), None)
+    for run in stores:
+        if zero is None or latency(run) == 0:
+            continue
+        per = []
+        for variant, window in ((PARQUET, wide), (AS_INGESTED, narrow)):
+            sent = sum(_requests(run, variant, window).values())
+            added = med(run, variant, window) - med(zero, variant, window)
+            per.append(
+                f"{planning.plain(run, variant)} at {window} plans {num(added)} ms slower for "
+                f"{num(sent)} requests, {num(added / sent, 1)} ms each"
+            )
+        said = where(run)
+        out.append(f"{said[0].upper()}{said[1:]} against {where(zero)}: {'; '.join(per)}.")
+    cross = "; ".join(f"{_crossover(r, frames[r.run_id]) or 'no window'} {where(r)}" for r in runs)
+    out.append(f"The 8 MB table plans faster than Parquet from this window on: {cross}.")
+    return "\n\n".join(out) + "\n"
+
+
+def canonical_table(results: Path) -> str:
+    """Iceberg / Parquet geometric means over the canonical queries (planning, execution, total)
+    for the initial and optimized setups, local disk beside the object store."""
+    local = canonical.load(results)
+    remote = object_runs(results, "canonical")
+    if not remote:
+        raise LookupError(f"no complete canonical run under {results / 'reference' / OBJECT_STORE}")
+    rows = []
+    for c in (local, canonical.of_run(remote[-1])):
+        for variant in (c.initial, c.optimized):
+            cells = [
+                num(c.geomean(variant, part), 2) + "x" + canonical.interval(c.versus_ci, variant, part)
+                for part in stats.PARTS
+            ]
+            rows.append([place(c.run), f"`{canonical.setup(variant)}`", *cells])
+    head = table(["data on", "setup", "planning", "execution", "total"], rows)
+    store = canonical.of_run(remote[-1])
+    totals = "; ".join(f"{num(c.geomean(c.initial, 'total_ms'), 2)}x {where(c.run)}" for c in (local, store))
+    said = (
+        f"\nThe study found initial Iceberg slower than Parquet, {canonical.STUDY_INITIAL}; here "
+        f"initial Iceberg over Parquet in total (planning + execution) is {totals}. Per file read, "
+    )
+    return head + said + per_file(remote[-1])
+
+
+def per_file(run: Run) -> str:
+    """What a file read costs each variant on the store: the measured executions' files, and
+    their S3 requests (S3A's counters) and execution time per file read, summed over the queries."""
+    m = pd.read_parquet(run.path / MEASUREMENTS)
+    done = m[m["executed"].astype(bool) & ~m["warmup"].astype(bool) & (m["status"] == "ok")]
+    columns = ["files_scanned", "execution_ms", *REQUESTS.values()]
+    sums = done.groupby("variant", sort=False)[columns].sum()
+    rows = []
+    for variant, r in sums.iterrows():
+        files = r["files_scanned"]
+        rows.append(
+            [
+                f"`{variant}`",
+                num(files),
+                *(num(r[c] / files, 2) for c in REQUESTS.values()),
+                num(r["execution_ms"] / files, 2),
+            ]
+        )
+    return f"over the measured executions of every query {where(run)}:\n\n" + table(
+        ["variant", "files read", *(f"{k} per file" for k in REQUESTS), "execution ms per file"], rows
+    )
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {
+    "object-store-runs": runs_paragraph,
+    "object-store-planning": planning_table,
+    "object-store-claims": claims_table,
+    "object-store-requests": requests_table,
+    "object-store-reading": reading,
+    "object-store-canonical": canonical_table,
+}
