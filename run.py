@@ -42,4 +42,11 @@ if __name__ == "__main__":
     with one_line_errors():
         check_choices(sys.argv[1:])
         check_overrides(sys.argv[1:])
-    main()
+    try:
+        main()
+    finally:
+        # Last, on every exit path: the driver JVM goes with this process, even one that no
+        # longer answers (a multirun's jobs share it, so it is stopped here, not per job).
+        from icelab.core.session import stop_jvm
+
+        stop_jvm()

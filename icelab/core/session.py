@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
@@ -231,3 +233,37 @@ def register_iceberg_catalog(
         settings[f"{prefix}.uri"] = engine.catalog_uri
     for key, value in settings.items():
         spark.conf.set(key, value)
+
+
+# From closing the driver JVM's stdin (PySpark's signal to exit) to SIGTERM, and on to SIGKILL.
+JVM_EXIT_GRACE_S = 10.0
+
+
+def stop_jvm(grace_s: float = JVM_EXIT_GRACE_S) -> int | None:
+    """Make sure the driver JVM PySpark launched for this process is gone before Python exits.
+
+    PySpark's JVM exits when its stdin closes; one stuck in full GC did not, and outlived the run
+    (docs/metadata-scale.md). So: close its stdin, then SIGTERM, then SIGKILL, `grace_s` apart.
+    No call goes through py4j, which an unresponsive JVM would never answer.
+
+    Returns:
+        The JVM's exit status (negative: the signal that ended it), None when this process
+        launched none.
+    """
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if proc is None:
+        return None
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    steps = (lambda: proc.stdin and proc.stdin.close(), proc.terminate, proc.kill)
+    for step in steps:
+        with contextlib.suppress(OSError):  # stdin already broken, or the process just exited
+            step()
+        try:
+            return proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.wait()

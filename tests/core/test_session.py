@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+from pathlib import Path
 
+import psutil
 import pytest
 
 from icelab.core.config import engine_config
 from icelab.core.errors import UserError
 from icelab.core.session import get_session, register_iceberg_catalog, session_conf
-from tests.conftest import namespace
+from tests.conftest import FAST_FLAGS, namespace
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("cached", [False, True])
@@ -67,3 +74,43 @@ def test_a_second_session_in_one_process_refuses_other_jvm_settings(ctx, tiny_cf
         get_session(other)
     with pytest.raises(UserError, match="icelab sessions"):
         get_session(engine_config(compose_cfg("engine.driver_memory=3g")))
+
+
+def test_a_driver_jvm_that_answers_nothing_is_killed_when_the_run_ends():
+    """The JVM is frozen (SIGSTOP), as one stuck in full GC answers nothing: closing its stdin
+    and SIGTERM do not end it, so `stop_jvm` must, and nothing of it may be left. (Without the
+    SIGKILL step the child hangs and the JVM stays frozen: the test kills it and fails.)"""
+    script = f"""
+import os, signal
+from pyspark import SparkContext
+from pyspark.sql import SparkSession
+from icelab.core.session import stop_jvm
+spark = (SparkSession.builder.master("local[1]")
+    .config("spark.driver.extraJavaOptions", {FAST_FLAGS!r})
+    .config("spark.ui.enabled", "false").getOrCreate())
+pid = SparkContext._gateway.proc.pid
+print(pid, flush=True)
+os.kill(pid, signal.SIGSTOP)
+print(stop_jvm(grace_s=1), flush=True)
+"""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        start_new_session=True,  # its JVM shares the group: one killpg ends both
+    )
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the JVM holds the pipes open: it must go too
+        out, err = proc.communicate()
+    lines = out.split()
+    jvm = int(lines[0]) if lines else None
+    alive = jvm is not None and psutil.pid_exists(jvm)
+    if alive:
+        os.kill(jvm, signal.SIGKILL)  # what a broken stop_jvm left behind
+    assert proc.returncode == 0, err[-2000:]
+    assert lines[1:] == [str(-signal.SIGKILL)]
+    assert not alive
