@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 from pyspark.sql import SparkSession
+from tqdm import tqdm
 
 from icelab.bench import answers, stats
 from icelab.bench.context import Context, open_context
@@ -37,10 +38,14 @@ from icelab.core.config import (
 from icelab.core.results import write_csv
 
 
-def measure_overhead(spark: SparkSession, all_cases: list[Case], window: str, pairs: int) -> pd.DataFrame:
+def measure_overhead(
+    spark: SparkSession, all_cases: list[Case], window: str, pairs: int, progress: bool = True
+) -> pd.DataFrame:
     """measure() against a plain collect of the same query, per variant and query, at one window."""
     rows = []
-    for case in (c for c in all_cases if c.window.name == window):
+    chosen = [c for c in all_cases if c.window.name == window] if pairs else []
+    # Each pair executes twice: through a slow store that is minutes, so it has its bar.
+    for case in tqdm(chosen, desc="overhead pairs", unit="case", disable=not progress or not chosen):
         with settings(spark, case.variant):
             for pair in overhead_pairs(spark, case.sql, pairs):
                 rows.append({"query_id": case.query_id, "variant": case.variant.label, **pair})
@@ -168,7 +173,9 @@ def _finish(
     run_dir: Path,
 ) -> None:
     progress = bool(ctx.cfg.progress)
-    overhead = measure_overhead(ctx.spark, all_cases, protocol.overhead_window, protocol.overhead_pairs)
+    overhead = measure_overhead(
+        ctx.spark, all_cases, protocol.overhead_window, protocol.overhead_pairs, progress
+    )
     write_csv(run_dir / "overhead.csv", overhead)
     measurements = pd.DataFrame(recorder.rows)
     checked = answers.check_run(run_dir, measurements, ds, windows, ctx.cfg.verify, progress)
