@@ -12,13 +12,14 @@ compute them; storage kind, latency and its mechanism from each run's env.json.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from icelab.bench import stats
-from icelab.core.contract import MEASUREMENTS
+from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, find_runs
 from icelab.tools.docs import canonical, planning
 from icelab.tools.docs.fmt import num, provenance, reference_run, table
@@ -76,19 +77,27 @@ def planning_runs(results: Path) -> list[Run]:
 
 def _check_same_tables(runs: list[Run]) -> None:
     """Every run must have measured the same dataset and windows, or a side-by-side table lies."""
-    first = runs[0]
+    first = runs[0].meta()
     for run in runs[1:]:
-        for what, get in (
-            ("dataset", lambda r: r.meta().get("dataset")),
-            ("windows", lambda r: r.meta().get("windows")),
-        ):
-            if get(run) != get(first):
-                raise ValueError(f"{run.run_id} and {first.run_id} measured different {what}")
+        for what in ("dataset", "windows"):
+            if run.meta().get(what) != first.get(what):
+                raise ValueError(f"{run.run_id} and {runs[0].run_id} measured different {what}")
+
+
+def measured(run: Run) -> pd.DataFrame:
+    """The run's measurements, read once per content of the file (the blocks ask many times)."""
+    stat = (run.path / MEASUREMENTS).stat()
+    return _measured(run.path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _measured(path: Path, mtime_ns: int, size: int) -> pd.DataFrame:
+    return read_measurements(path)
 
 
 def _requests(run: Run, variant: str, window: str) -> dict[str, float]:
     """Median S3 requests per measured plan of `QUERY` at one (variant, window), by kind."""
-    m = pd.read_parquet(run.path / MEASUREMENTS)
+    m = measured(run)
     rows = m[
         (~m["warmup"].astype(bool))
         & (m["status"] == "ok")
@@ -110,14 +119,7 @@ def runs_paragraph(results: Path) -> str:
             f"{p['repetitions']} measured rounds ({p['executions']} executed) after {p['warmups']} "
             f"warm-up, {planning.duration(run)}"
         )
-    local = canonical.load(results).run
-    p = local.config()["protocol"]
-    lines.append(
-        f"- local disk: `canonical` {provenance(local)}, {p['repetitions']} measured rounds, "
-        f"{p['executions']} executed, steady state {'off' if not p['steady_k'] else 'on'}, "
-        f"{planning.duration(local)}"
-    )
-    for run in object_runs(results, "canonical")[-1:]:
+    for run in [canonical.load(results).run, *object_runs(results, "canonical")[-1:]]:
         p = run.config()["protocol"]
         lines.append(
             f"- {place(run)}: `canonical` {provenance(run)}, {p['repetitions']} measured "
@@ -309,8 +311,9 @@ def canonical_table(results: Path) -> str:
     remote = object_runs(results, "canonical")
     if not remote:
         raise LookupError(f"no complete canonical run under {results / 'reference' / OBJECT_STORE}")
+    store = canonical.of_run(remote[-1])
     rows = []
-    for c in (local, canonical.of_run(remote[-1])):
+    for c in (local, store):
         for variant in (c.initial, c.optimized):
             cells = [
                 num(c.geomean(variant, part), 2) + "x" + canonical.interval(c.versus_ci, variant, part)
@@ -318,7 +321,6 @@ def canonical_table(results: Path) -> str:
             ]
             rows.append([place(c.run), f"`{canonical.setup(variant)}`", *cells])
     head = table(["data on", "setup", "planning", "execution", "total"], rows)
-    store = canonical.of_run(remote[-1])
     totals = "; ".join(f"{num(c.geomean(c.initial, 'total_ms'), 2)}x {where(c.run)}" for c in (local, store))
     said = (
         f"\nThe study found initial Iceberg slower than Parquet, {canonical.STUDY_INITIAL}; here "
@@ -330,7 +332,7 @@ def canonical_table(results: Path) -> str:
 def per_file(run: Run) -> str:
     """What a file read costs each variant on the store: the measured executions' files, and
     their S3 requests (S3A's counters) and execution time per file read, summed over the queries."""
-    m = pd.read_parquet(run.path / MEASUREMENTS)
+    m = measured(run)
     done = m[m["executed"].astype(bool) & ~m["warmup"].astype(bool) & (m["status"] == "ok")]
     columns = ["files_scanned", "execution_ms", *REQUESTS.values()]
     sums = done.groupby("variant", sort=False)[columns].sum()
