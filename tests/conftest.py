@@ -28,6 +28,7 @@ SPARK_MODULES = (
     "test_run.py",
     "test_secrets.py",
     "test_exposure.py",
+    "test_copy.py",
 )
 
 
@@ -59,22 +60,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 CONF = REPO / "conf"
-# Whole-stage code generation off: on the tests' few thousand rows, compiling each query's Java
-# costs more than the compiled code saves (a subset of the suite: 187 s with it, 163 s without),
-# and the answers are the same (Spark's interpreted operators). Benchmarks keep it on.
-NO_CODEGEN = "++engine.conf.spark.sql.codegen.wholeStage=false"
+# Code generation off: on the tests' few thousand rows, compiling each query's Java costs more
+# than the compiled code saves, and the answers are the same (Spark's interpreted operators and
+# expressions). Whole-stage: a subset of the suite took 187 s with it, 163 s without. Expressions
+# (factoryMode, a Spark test setting): each task generated the Java source of the answers'
+# checksum (a concat_ws over every column) again before finding it compiled, about 16% of the
+# executors' samples in a profile (JFR); five modules took 244 CPU-s with it, 214 without.
+# Benchmarks keep both on.
+NO_CODEGEN = [
+    "++engine.conf.spark.sql.codegen.wholeStage=false",
+    "++engine.conf.spark.sql.codegen.factoryMode=NO_CODEGEN",
+]
 # Every test JVM (the workers' sessions, each `python run.py` child) runs on the tests' few
 # thousand rows: C1 only (C2's compiles cost more CPU than they save there), one GC thread, no
 # codegen, and the class archive of tests/jvm_archive.py.
 FAST_FLAGS = f"{jvm_archive.BASE_FLAGS} {jvm_archive.USE_FLAGS}"
-FAST_JVM = [f"engine.java_options='{FAST_FLAGS}'", NO_CODEGEN]
+FAST_JVM = [f"engine.java_options='{FAST_FLAGS}'", *NO_CODEGEN]
 # Tests share the machine with other work: fewer threads and less memory than a real run.
 SHRINK = [
     f"engine.java_options='{FAST_FLAGS}'",
     "engine.master='local[2]'",
     "engine.driver_memory=4g",
     "progress=false",
-    NO_CODEGEN,
+    *NO_CODEGEN,
 ]
 
 
@@ -108,8 +116,8 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def micro_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data directory for the micro dataset (tests/reliability.py's MICRO) of the modules that
-    only read it: the first run that needs it builds it under icelab's dataset locks, the others
-    (in either worker) wait and reuse it."""
+    only read it (or copy it): the first run that needs it builds it under icelab's dataset
+    locks, the others (in either worker) wait and reuse it."""
     return shared_dir(tmp_path_factory, "micro-data")
 
 

@@ -82,7 +82,7 @@ def test_sessions_run_a_then_b_in_new_processes_and_compare(tiny, data_dir: Path
             "--b",
             f"engine.java_options='-Dicelab.side=b {FAST_FLAGS}'",
             "--",
-            NO_CODEGEN,
+            *NO_CODEGEN,
             "engine.driver_memory=2g",
             "experiment=smoke",
             "profile=[as_ingested]",
