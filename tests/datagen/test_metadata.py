@@ -17,11 +17,17 @@ from pyspark.sql.types import ArrayType, MapType, StructType
 from icelab.core.config.metadata import meta_configs, metadata_scale_config
 from icelab.core.errors import UserError
 from icelab.datagen.metadata import layout
+from icelab.datagen.metadata.java import run_builder
 from icelab.datagen.metadata.state import AS_INGESTED, MetaState
 from icelab.datagen.verify import duckdb_connection
+from tests import jvm_archive
 from tests.conftest import FAST_JVM, run_py
 
-MICRO = ["experiment=metadata_scale", "meta=[meta_micro]"]
+MICRO = [
+    "experiment=metadata_scale",
+    "meta=[meta_micro]",
+    f"experiment.builder_java_options='{jvm_archive.BASE_FLAGS}'",  # C1 only: seconds of work
+]
 # Bytes per entry of the states built here (about 725); the layout checks below hold from 600 to 850.
 ENTRY_BYTES = 725
 
@@ -83,6 +89,13 @@ def test_counts_are_deterministic_for_a_seed() -> None:
     a = layout.file_counts(20_000, 20, 30, seed=7)
     assert np.array_equal(a, layout.file_counts(20_000, 20, 30, seed=7))
     assert not np.array_equal(a, layout.file_counts(20_000, 20, 30, seed=8))
+
+
+@pytest.mark.spark  # starts a JVM (and javac once per builder source)
+def test_the_builder_jvm_gets_its_java_options(compose_cfg) -> None:
+    cfg = compose_cfg(*MICRO)
+    with pytest.raises(UserError, match="Could not create the Java Virtual Machine"):
+        run_builder({}, 0, cfg.engine.iceberg_jar, "64m", "flags", False, "-XX:+IcelabNoSuchFlag")
 
 
 def test_too_few_files_for_the_layout_is_one_line(compose_cfg) -> None:

@@ -82,6 +82,9 @@ class MetadataScaleConfig(_Strict):
         default=None, description="where states are built; null: <paths.data_dir>/meta"
     )
     build_only: bool = Field(default=False, description="build (or reuse) the states, measure nothing")
+    builder_java_options: str = Field(
+        default="", description="extra flags for the builder's JVM, after its -Xmx (not in the state's hash)"
+    )
 
 
 def metadata_scale_config(cfg: DictConfig) -> MetadataScaleConfig:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -73,9 +74,16 @@ def compiled(jar_name: str) -> Path:
 
 
 def run_builder(
-    args: dict[str, Any], entries: int, jar_name: str, heap: str, desc: str, progress: bool = True
+    args: dict[str, Any],
+    entries: int,
+    jar_name: str,
+    heap: str,
+    desc: str,
+    progress: bool = True,
+    java_options: str = "",
 ) -> dict[str, Any]:
-    """Run MetaBuilder with `key=value` arguments; return its closing JSON line.
+    """Run MetaBuilder with `key=value` arguments, and `java_options` (shell words) after the
+    heap flag; return its closing JSON line.
 
     Raises:
         UserError: with the JVM's last error line when it fails.
@@ -83,6 +91,7 @@ def run_builder(
     cmd = [
         "java",
         f"-Xmx{heap}",
+        *shlex.split(java_options),
         "-cp",
         os.pathsep.join([str(compiled(jar_name)), classpath(jar_name)]),
         MAIN,

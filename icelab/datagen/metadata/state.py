@@ -281,7 +281,13 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
             }
         t = time.perf_counter()
         result = run_builder(
-            args, int(counts.sum()), engine.iceberg_jar, state.size.heap, f"{state.name} {name}", progress
+            args,
+            int(counts.sum()),
+            engine.iceberg_jar,
+            state.size.heap,
+            f"{state.name} {name}",
+            progress,
+            state.experiment.builder_java_options,
         )
         layouts[name] = result | {"wall_s": time.perf_counter() - t, "target": state.size.rewrites.get(name)}
     info = {
