@@ -73,8 +73,12 @@ NO_CODEGEN = [
 ]
 # Every test JVM (the workers' sessions, each `python run.py` child) runs on the tests' few
 # thousand rows: C1 only (C2's compiles cost more CPU than they save there), one GC thread, no
-# codegen, and the class archive of tests/jvm_archive.py.
-FAST_FLAGS = f"{jvm_archive.BASE_FLAGS} {jvm_archive.USE_FLAGS}"
+# codegen, and the class archive of tests/jvm_archive.py. C1 alone reserves a 48 MB code cache:
+# a worker's session filled it, and its sweeper (which scans every compiled method each time
+# 0.5% of the cache changes) took about 20 CPU-s of the suite; 256 MB leaves it idle. Turning
+# the sweeper off instead (-XX:-MethodFlushing) filled the 48 MB, disabled the compiler and hung
+# a Spark job in one run.
+FAST_FLAGS = f"{jvm_archive.BASE_FLAGS} -XX:ReservedCodeCacheSize=256m {jvm_archive.USE_FLAGS}"
 FAST_JVM = [f"engine.java_options='{FAST_FLAGS}'", *NO_CODEGEN]
 # Tests share the machine with other work: fewer threads and less memory than a real run.
 SHRINK = [
