@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from icelab.core import storage
+from tests.conftest import run_py
 from tests.reliability import MICRO
 
-REPO = Path(__file__).resolve().parents[2]
 # The micro dataset (tests/reliability.py) built by `experiment=datagen`: a tenth of tiny's files.
 DATAGEN = [
     "experiment=datagen",
@@ -28,13 +27,7 @@ DATAGEN = [
 
 
 def datagen(*overrides: str) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "run.py"), *DATAGEN, *overrides],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_py(*DATAGEN, *overrides)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 

@@ -21,6 +21,7 @@ import pandas as pd
 from icelab.bench import stats
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, find_runs
+from icelab.tools import compare
 from icelab.tools.docs import canonical, planning
 from icelab.tools.docs.fmt import num, provenance, reference_run, table
 
@@ -85,23 +86,22 @@ def _check_same_tables(runs: list[Run]) -> None:
 
 
 def measured(run: Run) -> pd.DataFrame:
-    """The run's measurements, read once per content of the file (the blocks ask many times)."""
+    """The run's rows that count (`compare.measured`: no warm-ups, status ok), read once per
+    content of the file (the blocks ask many times)."""
     stat = (run.path / MEASUREMENTS).stat()
     return _measured(run.path, stat.st_mtime_ns, stat.st_size)
 
 
 @functools.lru_cache(maxsize=8)
 def _measured(path: Path, mtime_ns: int, size: int) -> pd.DataFrame:
-    return read_measurements(path)
+    return compare.measured(read_measurements(path))
 
 
 def _requests(run: Run, variant: str, window: str) -> dict[str, float]:
     """Median S3 requests per measured plan of `QUERY` at one (variant, window), by kind."""
     m = measured(run)
     rows = m[
-        (~m["warmup"].astype(bool))
-        & (m["status"] == "ok")
-        & (m["query_id"] == QUERY)
+        (m["query_id"] == QUERY)
         & (m["variant"] == variant)
         & (m["window"] == window)
         & (~m["executed"].astype(bool))
@@ -333,7 +333,7 @@ def per_file(run: Run) -> str:
     """What a file read costs each variant on the store: the measured executions' files, and
     their S3 requests (S3A's counters) and execution time per file read, summed over the queries."""
     m = measured(run)
-    done = m[m["executed"].astype(bool) & ~m["warmup"].astype(bool) & (m["status"] == "ok")]
+    done = m[m["executed"].astype(bool)]
     columns = ["files_scanned", "execution_ms", *REQUESTS.values()]
     sums = done.groupby("variant", sort=False)[columns].sum()
     rows = []
