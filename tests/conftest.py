@@ -48,15 +48,33 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.stash[TRAINER].stop()
 
 
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: ANN001
+    """Say what became of the JVMs' class archive (its loss shows only as a slower suite)."""
+    if TRAINER in config.stash:
+        trainer = config.stash[TRAINER]
+        trainer.stop()
+        terminalreporter.write_line(f"jvm class archive: {trainer.outcome}")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that starts a JVM `spark` (it uses the session, `ctx` and every fixture
-    built on it, or runs Spark in a child process; `make test-fast` runs the rest), and put the
-    child-process modules first."""
+    built on it, or runs Spark in a child process; `make test-fast` runs the rest), then order
+    the modules: those that start no JVM first (about half a minute, while the class archive of
+    tests/jvm_archive.py is written, so more JVMs start with it), then the child-process
+    modules, longest first, then the rest."""
+    jvm_modules = set()
     for item in items:
         if "ctx" in getattr(item, "fixturenames", ()) or item.path.name in SPARK_MODULES:
             item.add_marker(pytest.mark.spark)
+            jvm_modules.add(item.path)
     first = {name: rank for rank, name in enumerate(SPARK_MODULES)}
-    items.sort(key=lambda item: first.get(item.path.name, len(first)))
+
+    def rank(item: pytest.Item) -> int:
+        if item.path not in jvm_modules:
+            return 0
+        return 1 + first.get(item.path.name, len(first))
+
+    items.sort(key=rank)
 
 
 CONF = REPO / "conf"

@@ -27,13 +27,15 @@ from pathlib import Path
 
 import psutil
 
-from icelab.core import cluster
+from icelab.core import cluster, session
 
 REPO = Path(__file__).resolve().parents[1]
 BASE_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 # CDS warnings (a class path that differs, a signed jar skipped) go to the JVM's stdout, which
 # tests read: off.
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+# How long the training JVM may take to write the archive as it exits.
+DUMP_S = 120
 
 
 def _key() -> str:
@@ -69,6 +71,9 @@ class Trainer:
         self.thread: threading.Thread | None = None
         self.work = ARCHIVE.parent / f"train-{os.getpid()}"
         self.partial = ARCHIVE.with_suffix(f".{os.getpid()}.part")
+        # What became of the archive, for the suite's summary: a lost archive costs the suite
+        # minutes of CPU and shows nowhere else.
+        self.outcome = "present" if ARCHIVE.is_file() else "not started"
 
     def start(self) -> None:
         """Start the training run unless the archive exists (or Java is missing)."""
@@ -82,6 +87,10 @@ class Trainer:
         overrides = [a for a in MICRO if not a.startswith("engine.java_options=")]
         java = f"engine.java_options='{BASE_FLAGS} -XX:ArchiveClassesAtExit={self.partial} {QUIET}'"
         paths = [f"paths.{d}_dir={self.work / d}" for d in ("data", "results")]
+        # The JVM writes the archive as it exits (about 16 s on 2 idle cores, longer beside the
+        # suite): run.py's stop_jvm would SIGTERM it after 10 s and SIGKILL it after 20, leaving
+        # no archive, so this run gives it the training run's own limit.
+        env = {**os.environ, session.JVM_EXIT_GRACE_ENV: str(DUMP_S)}
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -92,6 +101,7 @@ class Trainer:
                 f"hydra.run.dir={self.work}/out",
             ],
             cwd=REPO,
+            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -100,13 +110,17 @@ class Trainer:
 
     def _finish(self) -> None:
         assert self.proc is not None
-        ok = self.proc.wait() == 0
-        # The driver JVM outlives run.py by the seconds it takes to write the archive.
-        deadline = time.monotonic() + 120
+        started = time.monotonic()
+        code = self.proc.wait()
+        # run.py waits for its JVM to exit (stop_jvm); should one still be writing, wait for it.
+        deadline = time.monotonic() + DUMP_S
         while _dumping(self.partial) and time.monotonic() < deadline:
             time.sleep(0.5)
-        if ok and not _dumping(self.partial) and self.partial.is_file():
+        if code == 0 and not _dumping(self.partial) and self.partial.is_file():
             self.partial.replace(ARCHIVE)
+            self.outcome = f"written in {time.monotonic() - started:.0f} s: {ARCHIVE}"
+        else:
+            self.outcome = f"NOT written (training run exit {code}, archive file {self.partial.is_file()})"
         self.partial.unlink(missing_ok=True)
         shutil.rmtree(self.work, ignore_errors=True)
 
@@ -116,3 +130,5 @@ class Trainer:
             self.proc.kill()
         if self.thread is not None:
             self.thread.join(timeout=150)
+        if self.outcome == "not started" and self.proc is not None:
+            self.outcome = "NOT written (the suite ended first)"

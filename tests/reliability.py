@@ -94,6 +94,8 @@ def assert_completes(tmp: Path, *extra: str) -> Path:
     """The same command again, without the kill: it completes and meets the contract."""
     proc = run(tmp, *extra)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # Nothing after the run's last line: no py4j call reaches the JVM once it is stopped.
+    assert "Traceback" not in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
     newest = smoke_runs(tmp)[-1]
     assert validate(newest) == [], validate(newest)
     assert (dataset_dir(tmp) / "dataset.json").is_file()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -237,14 +238,31 @@ def register_iceberg_catalog(
 
 # From closing the driver JVM's stdin (PySpark's signal to exit) to SIGTERM, and on to SIGKILL.
 JVM_EXIT_GRACE_S = 10.0
+# A JVM that writes something as it exits needs longer: a class-data archive
+# (-XX:ArchiveClassesAtExit, about 16 s on 2 idle cores here) or a flight recording.
+JVM_EXIT_GRACE_ENV = "ICELAB_JVM_EXIT_GRACE_S"
 
 
-def stop_jvm(grace_s: float = JVM_EXIT_GRACE_S) -> int | None:
+def exit_grace_s() -> float:
+    """The driver JVM's grace at exit: `ICELAB_JVM_EXIT_GRACE_S` seconds if set, else 10."""
+    raw = os.environ.get(JVM_EXIT_GRACE_ENV, "")
+    try:
+        return float(raw) if raw else JVM_EXIT_GRACE_S
+    except ValueError:
+        print(
+            f"icelab: {JVM_EXIT_GRACE_ENV}={raw!r} is not a number; using {JVM_EXIT_GRACE_S:g}",
+            file=sys.stderr,
+        )
+        return JVM_EXIT_GRACE_S
+
+
+def stop_jvm(grace_s: float | None = None) -> int | None:
     """Make sure the driver JVM PySpark launched for this process is gone before Python exits.
 
     PySpark's JVM exits when its stdin closes; one stuck in full GC did not, and outlived the run
     (docs/metadata-scale.md). So: close its stdin, then SIGTERM, then SIGKILL, `grace_s` apart.
-    No call goes through py4j, which an unresponsive JVM would never answer.
+    No call goes through py4j, which an unresponsive JVM would never answer. `grace_s` None:
+    `exit_grace_s()`.
 
     Returns:
         The JVM's exit status (negative: the signal that ended it), None when this process
@@ -258,6 +276,12 @@ def stop_jvm(grace_s: float = JVM_EXIT_GRACE_S) -> int | None:
         return None
     SparkContext._gateway = None
     SparkContext._jvm = None
+    # py4j's finalizers would tell the gone JVM about every Python-side object at interpreter
+    # exit, and log each failure with a traceback after the run's last line: disconnected here.
+    client = getattr(gateway, "_gateway_client", None)
+    if client is not None:
+        client.is_connected = False
+    grace_s = exit_grace_s() if grace_s is None else grace_s
     steps = (lambda: proc.stdin and proc.stdin.close(), proc.terminate, proc.kill)
     for step in steps:
         with contextlib.suppress(OSError):  # stdin already broken, or the process just exited

@@ -13,7 +13,14 @@ import pytest
 
 from icelab.core.config import engine_config
 from icelab.core.errors import UserError
-from icelab.core.session import get_session, register_iceberg_catalog, session_conf
+from icelab.core.session import (
+    JVM_EXIT_GRACE_ENV,
+    JVM_EXIT_GRACE_S,
+    exit_grace_s,
+    get_session,
+    register_iceberg_catalog,
+    session_conf,
+)
 from tests.conftest import FAST_FLAGS, namespace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,3 +121,15 @@ print(stop_jvm(grace_s=1), flush=True)
     assert proc.returncode == 0, err[-2000:]
     assert lines[1:] == [str(-signal.SIGKILL)]
     assert not alive
+
+
+def test_the_jvm_exit_grace_comes_from_the_environment(monkeypatch, capsys):
+    """A JVM that writes at exit (the tests' class archive) gets the grace it is given; a value
+    that is not a number keeps the default and says so."""
+    monkeypatch.delenv(JVM_EXIT_GRACE_ENV, raising=False)
+    assert exit_grace_s() == JVM_EXIT_GRACE_S == 10
+    monkeypatch.setenv(JVM_EXIT_GRACE_ENV, "120")
+    assert exit_grace_s() == 120
+    monkeypatch.setenv(JVM_EXIT_GRACE_ENV, "two minutes")
+    assert exit_grace_s() == JVM_EXIT_GRACE_S
+    assert "ICELAB_JVM_EXIT_GRACE_S='two minutes' is not a number; using 10" in capsys.readouterr().err
