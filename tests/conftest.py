@@ -58,23 +58,13 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  #
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that starts a JVM `spark` (it uses the session, `ctx` and every fixture
-    built on it, or runs Spark in a child process; `make test-fast` runs the rest), then order
-    the modules: those that start no JVM first (about half a minute, while the class archive of
-    tests/jvm_archive.py is written, so more JVMs start with it), then the child-process
-    modules, longest first, then the rest."""
-    jvm_modules = set()
+    built on it, or runs Spark in a child process; `make test-fast` runs the rest), and put the
+    child-process modules first."""
     for item in items:
         if "ctx" in getattr(item, "fixturenames", ()) or item.path.name in SPARK_MODULES:
             item.add_marker(pytest.mark.spark)
-            jvm_modules.add(item.path)
     first = {name: rank for rank, name in enumerate(SPARK_MODULES)}
-
-    def rank(item: pytest.Item) -> int:
-        if item.path not in jvm_modules:
-            return 0
-        return 1 + first.get(item.path.name, len(first))
-
-    items.sort(key=rank)
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))
 
 
 CONF = REPO / "conf"
