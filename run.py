@@ -29,8 +29,10 @@ def main(cfg: DictConfig) -> None:
         from pyspark.sql import SparkSession
 
         from icelab.core import cluster, object_store
+        from icelab.core.session import jvm_running
 
-        active = SparkSession.getActiveSession()
+        # Not when a measurement past its timeout ended the JVM (there is nothing to stop).
+        active = SparkSession.getActiveSession() if jvm_running() else None
         if active is not None:
             active.stop()
         cluster.stop()

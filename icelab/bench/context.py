@@ -27,7 +27,7 @@ from icelab.core.config import (
 from icelab.core.errors import UserError
 from icelab.core.preflight import check_java
 from icelab.core.results import new_run_dir, write_config, write_json
-from icelab.core.session import executors, get_session, session_conf
+from icelab.core.session import executors, forget_jvm, get_session, session_conf
 from icelab.datagen.build import Built, ensure, verify
 from icelab.datagen.copy import missing_source
 from icelab.datagen.dataset import Dataset
@@ -71,6 +71,18 @@ class Context:
     def verify(self, built: Built) -> Verification:
         """The dataset's verification: the build's own when it was built just now, else a fresh one."""
         return built.verification or verify(self.spark, built.dataset, **self._verify_options())
+
+    def reopen(self) -> SparkSession:
+        """A new session, as the run's first was opened, after a measurement ended the driver JVM
+        (`protocol.timeout_grace_s`). The template dataset's tables are registered again; the
+        caller registers anything else it registered in the old session.
+        """
+        forget_jvm()
+        store = object_store.active()
+        clusters = Path(self.paths.results_dir) / "clusters"
+        self.spark = get_session(self.engine, clusters, store.spark_conf() if store else None)
+        self.dataset()
+        return self.spark
 
     def catalog_conf(self) -> dict[str, str]:
         """Every `spark.sql.catalog.*` setting of the live session, the runtime ones included."""

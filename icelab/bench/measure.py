@@ -10,6 +10,7 @@ very scan nodes planned here.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import threading
@@ -25,7 +26,9 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Row, SparkSession
 
 from icelab.bench import plan_check
+from icelab.core import failpoints
 from icelab.core.contract import TIMED_OUT
+from icelab.core.session import jvm_pid, stop_jvm
 
 # Scan-node metric -> result column. Iceberg's come from its ScanReport via BatchScanExec.
 ICEBERG_METRICS = {
@@ -144,30 +147,69 @@ def result_checksum(rows: list[Any]) -> str:
     return f"{len(rows)}:{total:x}"
 
 
-@contextmanager
-def deadline(spark: SparkSession, timeout_s: float | None) -> Iterator[dict[str, bool]]:
-    """Cancel every Spark job of the session once `timeout_s` has passed (None: never).
+class SessionEnded(Exception):
+    """A measurement ran on past its timeout and grace, so its driver JVM was ended.
 
-    What a job runs (an execution, or Iceberg's distributed planning) then fails and the
-    measurement becomes an error row; work on the driver alone (local planning) is not a job and
-    runs on. The dict says whether the deadline fired.
+    Carries the measurement (an error row). The session is gone: whoever measures next needs a
+    new one (`icelab.bench.context.Context.reopen`).
     """
-    fired = {"fired": False}
+
+    def __init__(self, measurement: Measurement) -> None:
+        super().__init__(measurement.error)
+        self.measurement = measurement
+
+
+@contextmanager
+def deadline(spark: SparkSession, timeout_s: float | None, grace_s: float = 60.0) -> Iterator[dict[str, Any]]:
+    """Stop a measurement once `timeout_s` has passed (None: never), by the least that works.
+
+    First every Spark job of the session is cancelled (an execution, Iceberg's distributed
+    planning) and the JVM thread serving this Python thread is interrupted (local planning runs
+    there, in no job); the measurement then fails into an error row and the session goes on.
+    Work that heeds neither (a driver thrashing in garbage collection) is still running
+    `grace_s` later: then the driver JVM is ended (`stop_jvm`), since a py4j call cannot be
+    abandoned any other way. The dict says whether the deadline fired, and whether (and which)
+    JVM was ended.
+    """
+    fired: dict[str, Any] = {"fired": False, "ended_jvm": False, "jvm_pid": None}
     if not timeout_s:
         yield fired
         return
+    # PySpark pins each Python thread to a JVM thread of its own: this one will run the query.
+    worker = spark._jvm.java.lang.Thread.currentThread()
+    done, lock = threading.Event(), threading.Lock()
 
-    def cancel() -> None:
-        fired["fired"] = True
-        spark.sparkContext.cancelAllJobs()
+    def stop() -> None:
+        with lock:
+            if done.is_set():
+                return
+            fired["fired"] = True
+            # A JVM too far gone to answer these is ended below.
+            with contextlib.suppress(Exception):
+                spark.sparkContext.cancelAllJobs()
+            with contextlib.suppress(Exception):
+                worker.interrupt()
+        if done.wait(grace_s):
+            return
+        with lock:
+            if done.is_set():
+                return
+            fired["ended_jvm"] = True
+        fired["jvm_pid"] = jvm_pid()
+        stop_jvm(grace_s=5.0)
 
-    timer = threading.Timer(timeout_s, cancel)
-    timer.daemon = True
+    timer = threading.Thread(target=lambda: None if done.wait(timeout_s) else stop(), daemon=True)
     timer.start()
     try:
         yield fired
     finally:
-        timer.cancel()
+        with lock:
+            done.set()
+        if fired["ended_jvm"]:
+            timer.join()  # the JVM is gone once this returns
+        elif fired["fired"]:
+            # An interrupt that landed after the work ended would fail this thread's next read.
+            spark._jvm.java.lang.Thread.interrupted()
 
 
 def measure(
@@ -176,16 +218,32 @@ def measure(
     execute: bool = True,
     slow_by: float = 0.0,
     timeout_s: float | None = None,
+    grace_s: float = 60.0,
 ) -> Measurement:
     """Plan, then (unless `execute` is false) execute, one query.
 
-    A failure is a measurement with its error, not a crash; so is a measurement whose Spark jobs
-    were cancelled after `timeout_s` (`deadline`). `slow_by` (tests of the statistics only:
-    SetupConfig.plant) sleeps that fraction of the execution's own time before the execution
-    timer stops.
+    A failure is a measurement with its error, not a crash; so is a measurement stopped after
+    `timeout_s` (`deadline`). `slow_by` (tests of the statistics only: SetupConfig.plant) sleeps
+    that fraction of the execution's own time before the execution timer stops.
+
+    Raises:
+        SessionEnded: the measurement ran `grace_s` past its timeout and its driver JVM was
+            ended; the exception carries the error row.
     """
-    with deadline(spark, timeout_s) as fired:
-        out = _measure(spark, sql, execute, slow_by)
+    with deadline(spark, timeout_s, grace_s) as fired:
+        try:
+            out = _measure(spark, sql, execute, slow_by)
+        except Exception:
+            # The call broke because the deadline ended the JVM (PySpark fails oddly then).
+            if not fired["ended_jvm"]:
+                raise
+    if fired["ended_jvm"]:
+        out = Measurement(
+            status="error",
+            error=f"{TIMED_OUT}{timeout_s:g}: still running {grace_s:g} s after its jobs were "
+            f"cancelled and its thread interrupted; the driver JVM (pid {fired['jvm_pid']}) was ended",
+        )
+        raise SessionEnded(out)
     if fired["fired"] and out.status == "error":
         out.error = f"{TIMED_OUT}{timeout_s:g}: {out.error}"[:500]
     return out
@@ -195,6 +253,7 @@ def _measure(spark: SparkSession, sql: str, execute: bool, slow_by: float) -> Me
     out = Measurement()
     try:
         t0 = time.perf_counter_ns()
+        failpoints.stall("measure.plan", spark)
         df = spark.sql(sql)
         plan = df._jdf.queryExecution().executedPlan()
         scans = scan_nodes(plan)

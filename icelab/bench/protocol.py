@@ -27,11 +27,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 from tqdm import tqdm
 
-from icelab.bench.measure import measure
+from icelab.bench.measure import SessionEnded, measure
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
 from icelab.core import failpoints, storage
 from icelab.core.config import ProtocolConfig
+from icelab.core.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,7 @@ def run_rounds(
     progress: bool = True,
     data_uri: str | None = None,
     on_steady: Callable[[dict[str, Any]], None] | None = None,
+    reopen: Callable[[], SparkSession] | None = None,
 ) -> None:
     """Measure every case in every round; `keep` gets each row, `end_of_round` follows each round.
 
@@ -187,25 +189,41 @@ def run_rounds(
     -warmups - 2, ... per case), and `on_steady` gets its record (`steady_state` of run.json).
     With `data_uri` on S3A (storage=object), each row gets the S3 requests its measurement sent
     (`s3_*` columns, S3A's own counters read before and after, outside the timed sections).
+    A measurement that ended the driver JVM (`protocol.timeout_grace_s` past `timeout_s`) is kept
+    as its error row; `reopen` then gives the session the remaining cases run in.
 
     Raises:
         KeyboardInterrupt: after the measurement in flight when a stop was requested.
+        UserError: a measurement ended the driver JVM and there is no `reopen`.
     """
     plan = rounds(protocol)
     requests = storage.RequestCounts.of(spark, data_uri)
 
     def one(case: Case, repetition: int, warmup: bool, execute: bool) -> dict[str, Any]:
+        nonlocal spark, requests
         before = requests.snapshot() if requests else {}
-        with settings(spark, case.variant):
-            measured = measure(
-                spark,
-                case.sql,
-                execute=execute,
-                slow_by=case.variant.slow_by(case.query_id),
-                timeout_s=protocol.timeout_s,
-            )
+        ended = None
+        try:
+            with settings(spark, case.variant):
+                measured = measure(
+                    spark,
+                    case.sql,
+                    execute=execute,
+                    slow_by=case.variant.slow_by(case.query_id),
+                    timeout_s=protocol.timeout_s,
+                    grace_s=protocol.timeout_grace_s,
+                )
+        except SessionEnded as gone:
+            measured, ended = gone.measurement, gone
         row = row_of(case, repetition, warmup, measured)
-        keep(row | requests.since(before) if requests else row)
+        keep(row | requests.since(before) if requests and not ended else row)
+        if ended is not None:
+            where = f"{case.query_id} {case.variant.label} {case.window.name}"
+            print(f"icelab: {where}: {ended}", file=sys.stderr)
+            if reopen is None:
+                raise UserError(f"{ended}; this experiment cannot open a new session, so the run stops here")
+            spark = reopen()
+            requests = storage.RequestCounts.of(spark, data_uri)
         failpoints.point("protocol.measurement")
         if state["stop"]:
             raise KeyboardInterrupt

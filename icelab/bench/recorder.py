@@ -11,6 +11,7 @@ into measurements.parquet for a run whose process was killed. How the run ended 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +62,13 @@ class Recorder:
         base: dict[str, Any],
         progress: bool = True,
         data_uri: str | None = None,
+        reopen: Callable[[], SparkSession] | None = None,
     ) -> None:
         """Measure every case for the protocol's rounds, keeping each row with the run's `base`.
 
         Every row measured is on disk when this returns or raises (Ctrl-C included). With the
         dataset's `data_uri` on S3A, each row also counts the requests its measurement sent.
+        `reopen`: a new session after a measurement ended the driver JVM (`run_rounds`).
         """
         try:
             run_rounds(
@@ -77,6 +80,7 @@ class Recorder:
                 progress,
                 data_uri,
                 on_steady=self.steady,
+                reopen=reopen,
             )
         finally:
             self.flush()

@@ -14,6 +14,7 @@ from tqdm import tqdm
 from icelab.bench.profiles import Profile, current_snapshot, prepare
 from icelab.core.config import ProfileConfig, SetupConfig, flatten
 from icelab.core.errors import UserError
+from icelab.core.session import jvm_running
 from icelab.datagen.dataset import Dataset
 
 NO_PROFILE = "none"
@@ -59,7 +60,8 @@ def settings(spark: SparkSession, variant: Variant) -> Iterator[None]:
     try:
         yield
     finally:
-        for key, value in before.items():
+        # A measurement past its timeout may have ended the JVM: nothing left to restore.
+        for key, value in before.items() if jvm_running() else ():
             if value is None:
                 spark.conf.unset(key)
             else:

@@ -1,9 +1,15 @@
-"""Named points where the kill tests stop the process with SIGKILL, as a crash would.
+"""Named points where the kill tests stop the process with SIGKILL, as a crash would, and
+where the timeout tests make a measurement hang.
 
 `ICELAB_KILL_AT=<point>[:<nth>][+<seconds>]` kills the process at the nth time (default the
 first) it reaches `<point>`, or that many seconds later while it carries on, which lands the
 kill inside whatever follows (an Iceberg commit, a Spark write). Unset, a point costs one
 dictionary lookup. Nothing is cleaned up or flushed: that is the point.
+
+`ICELAB_STALL_AT=<point>[:<nth>]+<seconds>[@jvm]` holds the nth arrival at a `stall` point for
+that many seconds: in Python, as a py4j call that heeds no interrupt would (it returns early
+only when the driver JVM is gone), or with `@jvm` in the JVM thread serving this Python thread
+(`Thread.sleep`, which an interrupt ends).
 """
 
 from __future__ import annotations
@@ -12,10 +18,14 @@ import os
 import re
 import signal
 import threading
+import time
 from collections import Counter
+from typing import Any
 
 ENV = "ICELAB_KILL_AT"
+STALL_ENV = "ICELAB_STALL_AT"
 _SPEC = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?(?:\+(?P<delay>\d+(?:\.\d+)?))?")
+_STALL = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?\+(?P<seconds>\d+(?:\.\d+)?)(?P<jvm>@jvm)?")
 _hits: Counter[str] = Counter()
 
 
@@ -23,16 +33,22 @@ def _kill() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _chosen(env: str, spec: re.Pattern[str], name: str) -> re.Match[str] | None:
+    """The environment's spec when this arrival at `name` is the one it picks, else None."""
+    given = os.environ.get(env)
+    if not given:
+        return None
+    match = spec.fullmatch(given)
+    if match is None or match["name"] != name:
+        return None
+    _hits[f"{env}:{name}"] += 1
+    return match if _hits[f"{env}:{name}"] == int(match["nth"] or 1) else None
+
+
 def point(name: str) -> None:
     """Reach the point `name`; dies here (or a little later) when the environment asks for it."""
-    spec = os.environ.get(ENV)
-    if not spec:
-        return
-    match = _SPEC.fullmatch(spec)
-    if match is None or match["name"] != name:
-        return
-    _hits[name] += 1
-    if _hits[name] != int(match["nth"] or 1):
+    match = _chosen(ENV, _SPEC, name)
+    if match is None:
         return
     if match["delay"]:
         timer = threading.Timer(float(match["delay"]), _kill)
@@ -40,3 +56,19 @@ def point(name: str) -> None:
         timer.start()
     else:
         _kill()
+
+
+def stall(name: str, spark: Any) -> None:
+    """Reach the stall point `name`; hangs here when the environment asks for it (`STALL_ENV`)."""
+    match = _chosen(STALL_ENV, _STALL, name)
+    if match is None:
+        return
+    if match["jvm"]:
+        spark._jvm.java.lang.Thread.sleep(int(float(match["seconds"]) * 1000))
+        return
+    from icelab.core.session import jvm_running
+
+    # As a py4j call would, the Python stall returns once the driver JVM is gone.
+    end = time.monotonic() + float(match["seconds"])
+    while time.monotonic() < end and jvm_running():
+        time.sleep(0.05)

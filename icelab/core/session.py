@@ -256,6 +256,35 @@ def exit_grace_s() -> float:
         return JVM_EXIT_GRACE_S
 
 
+def jvm_running() -> bool:
+    """Whether this process has a driver JVM it can call (false once `stop_jvm` has ended it)."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is not None
+
+
+def jvm_pid() -> int | None:
+    """The process id of the driver JVM PySpark launched for this process, if any."""
+    from pyspark import SparkContext
+
+    return getattr(getattr(SparkContext._gateway, "proc", None), "pid", None)
+
+
+def forget_jvm() -> None:
+    """Drop PySpark's references to a driver JVM `stop_jvm` ended, so `get_session` launches anew.
+
+    PySpark keeps the gateway, the context and the session in class attributes, and would hand
+    out the dead session again.
+    """
+    from pyspark import SparkContext
+
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    SparkContext._active_spark_context = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+
+
 def stop_jvm(grace_s: float | None = None) -> int | None:
     """Make sure the driver JVM PySpark launched for this process is gone before Python exits.
 

@@ -12,6 +12,7 @@ must read), summary.csv, env.json, config.yaml, run.json and the charts.
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from icelab.core import run_state
 from icelab.core.config import paths_config, protocol_config
 from icelab.core.config.metadata import MetadataScaleConfig, meta_configs, metadata_scale_config
 from icelab.core.results import write_csv
-from icelab.datagen.metadata.state import MetaState, ensure, meta_root
+from icelab.datagen.metadata.state import MetaState, ensure, meta_root, register
 
 PLANNING_MODE = "spark.sql.iceberg.data-planning-mode"
 LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
@@ -256,6 +257,16 @@ def run(cfg: DictConfig) -> Path | None:
         },
     )
     print(f"{mcfg.name}: {PLANNING_ONLY} -> {run_dir}")
+
+    def reopen() -> SparkSession:
+        # After a measurement ended the driver JVM (a 10M plan that filled the heap): the states'
+        # catalogs and Parquet tables live in the session, so they are registered again.
+        spark = ctx.reopen()
+        for state in states:
+            register(spark, state, ctx.engine)
+        print(f"{mcfg.name}: measuring on in a new session", file=sys.stderr)
+        return spark
+
     reads, state_table = [], []
     for state in states:
         windows, variants = measures[state.name]
@@ -283,6 +294,7 @@ def run(cfg: DictConfig) -> Path | None:
             rounds,
             base | {"dataset": state.label},
             progress,
+            reopen=reopen,
         )
         write_csv(run_dir / "windows.csv", pd.DataFrame(reads))
         write_csv(run_dir / "states.csv", pd.DataFrame(state_table))

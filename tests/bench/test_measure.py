@@ -4,11 +4,15 @@ scan metrics each format reports, equal results, and failures recorded, not rais
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 
 import pytest
 from pyspark.sql import Row
 
 from icelab.bench.measure import measure, plain_collect_ms, result_checksum
+from icelab.core import failpoints
+from icelab.core.contract import TIMED_OUT
+from icelab.core.session import jvm_running
 from tests.conftest import namespace
 
 DAY = (
@@ -223,4 +227,21 @@ def test_a_measurement_past_its_timeout_is_cancelled_into_an_error_row(ctx, tiny
     assert m.status == "error" and not m.executed
     assert m.error.startswith(f"cancelled after protocol.timeout_s={timeout_s:g}: ")
     after = measure(ctx.spark, count_sql(tiny.dataset.parquet_table), timeout_s=timeout_s)
+    assert after.status == "ok", after.error
+
+
+def test_planning_past_its_timeout_is_interrupted_and_the_session_goes_on(ctx, tiny, monkeypatch):
+    """Local planning runs in the JVM thread serving this Python thread, in no Spark job, so
+    cancelling jobs would not stop it: the deadline interrupts that thread. The stall point
+    holds the measurement in a JVM sleep for 120 s: without the interrupt it would end then and
+    the measurement would be ok; with it, it ends in an error row, the JVM lives on, and no
+    interrupt is left pending on the thread."""
+    monkeypatch.setattr(failpoints, "_hits", Counter())
+    monkeypatch.setenv(failpoints.STALL_ENV, "measure.plan+120@jvm")
+    table = tiny.dataset.iceberg_table
+    m = measure(ctx.spark, count_sql(table), execute=False, timeout_s=0.5, grace_s=600)
+    assert m.status == "error" and m.error.startswith(f"{TIMED_OUT}0.5: "), m.error
+    assert jvm_running()
+    assert not ctx.spark._jvm.java.lang.Thread.currentThread().isInterrupted()
+    after = measure(ctx.spark, count_sql(table))  # the stall holds the first arrival only
     assert after.status == "ok", after.error

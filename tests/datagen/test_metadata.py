@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import psutil
 import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StructType
 
+from icelab.core import failpoints
 from icelab.core.config.metadata import meta_configs, metadata_scale_config
+from icelab.core.contract import TIMED_OUT, validate
 from icelab.core.errors import UserError
 from icelab.datagen.metadata import layout
 from icelab.datagen.metadata.java import run_builder
@@ -278,11 +283,12 @@ def _content_digest(spark, table_dir: Path) -> str:  # noqa: ANN001
     return hashlib.sha256(repr([tuple(r) for r in rows]).encode()).hexdigest()
 
 
-def test_the_same_seed_builds_the_same_entries(ctx, micro_run, tmp_path: Path) -> None:
-    """A second build (its own process: the state's catalog name is the same) in another
-    directory holds entry-for-entry the same metadata; another seed does not."""
-    cfg, _, state = micro_run
-    other = tmp_path / "meta"
+@pytest.fixture(scope="module")
+def rebuilt(micro_run, tmp_path_factory) -> Path:  # noqa: ANN001
+    """The micro state built again by run.py (its own process: the state's catalog name is the
+    same) in another directory, from the same seed, then the next: the directory."""
+    cfg, _, _ = micro_run
+    root = tmp_path_factory.mktemp("rebuilt")
     # One multirun, one JVM: the same seed, then the next.
     done = run_py(
         "-m",
@@ -291,20 +297,71 @@ def test_the_same_seed_builds_the_same_entries(ctx, micro_run, tmp_path: Path) -
         "progress=false",
         *FAST_JVM,
         f"experiment.seed={cfg.seed},{cfg.seed + 1}",
-        f"experiment.meta_dir={other}",
+        f"experiment.meta_dir={root / 'meta'}",
         f"paths.data_dir={cfg.paths.data_dir}",
-        f"paths.results_dir={tmp_path / 'results'}",
+        f"paths.results_dir={root / 'results'}",
         "engine.driver_memory=2g",
-        f"hydra.sweep.dir={tmp_path / 'multirun'}",
+        f"hydra.sweep.dir={root / 'multirun'}",
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    built = sorted(p for p in other.iterdir() if p.is_dir())
+    return root / "meta"
+
+
+def test_the_same_seed_builds_the_same_entries(ctx, micro_run, rebuilt: Path) -> None:
+    """The second build holds entry-for-entry the same metadata; another seed does not."""
+    _, _, state = micro_run
+    built = sorted(p for p in rebuilt.iterdir() if p.is_dir())
     again = next(p for p in built if p.name == state.path.name)
     changed = next(p for p in built if p.name != state.path.name)
     for name in state.layouts:
         want = _content_digest(ctx.spark, state.table_path(name))
         assert _content_digest(ctx.spark, again / "iceberg" / "bench" / name) == want
         assert _content_digest(ctx.spark, changed / "iceberg" / "bench" / name) != want
+
+
+def test_a_plan_that_heeds_no_interrupt_ends_the_jvm_and_the_run_goes_on(
+    micro_run, rebuilt: Path, tmp_path: Path
+) -> None:
+    """protocol.timeout_grace_s: a measurement still running that long after its timeout (a 10M
+    plan thrashing in garbage collection) ends the driver JVM; its cell is an error row, and the
+    run measures the rest in a new session. The stall point holds the second measurement in
+    Python as a py4j call that heeds no interrupt would: without the JVM ended it would hold it
+    for 600 s, past run_py's timeout. (On the rebuilt state: this worker's session holds the
+    micro state's lock, which a run takes exclusively first.)"""
+    cfg, _, _ = micro_run
+    results = tmp_path / "results"
+    done = run_py(
+        *MICRO,
+        "progress=false",
+        *FAST_JVM,
+        "meta.meta_micro.modes=[local]",
+        "meta.meta_micro.listing=[serial]",
+        "meta.meta_micro.windows=[1d]",
+        # Room for a cold JVM's first plan; the stalled one is ended 1 s past it.
+        "protocol.timeout_s=30",
+        "protocol.timeout_grace_s=1",
+        f"experiment.meta_dir={rebuilt}",
+        f"paths.data_dir={cfg.paths.data_dir}",
+        f"paths.results_dir={results}",
+        "engine.driver_memory=2g",
+        env={**os.environ, failpoints.STALL_ENV: "measure.plan:2+600"},
+        timeout=400,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "measuring on in a new session" in done.stderr
+    (run_dir,) = (results / "runs" / "metadata_scale").iterdir()
+    rows = pd.read_parquet(run_dir / "measurements.parquet").sort_values("measured_utc")
+    assert list(rows["variant"]) == [
+        "parquet/listing_serial",
+        "iceberg/as_ingested/local",
+        "iceberg/rewrite_64kb/local",
+    ]
+    assert list(rows["status"]) == ["ok", "error", "ok"], rows["error"].tolist()
+    error = rows["error"].iloc[1]
+    assert error.startswith(f"{TIMED_OUT}30: ") and "was ended" in error, error
+    pid = int(re.search(r"pid (\d+)", error)[1])
+    assert not psutil.pid_exists(pid)
+    assert validate(run_dir) == []  # a cell the protocol stopped is an outcome, not a breach
 
 
 def test_planning_modes_are_what_their_names_say(ctx, micro_run) -> None:

@@ -30,7 +30,14 @@ class ProtocolConfig(_Strict):
     timeout_s: float | None = Field(
         default=None,
         gt=0,
-        description="cancel the session's Spark jobs when one measurement runs longer (an error row)",
+        description="stop a measurement that runs longer: cancel its jobs, interrupt its planning "
+        "(an error row)",
+    )
+    timeout_grace_s: float = Field(
+        default=60,
+        gt=0,
+        description="a measurement still running this long after timeout_s ends the driver JVM "
+        "(an error row; the run goes on in a new session where the experiment can)",
     )
 
     @model_validator(mode="after")
