@@ -249,6 +249,15 @@ def measure(
     return out
 
 
+def error_text(exc: Exception) -> str:
+    """A failure in one line: its first, and for a Java exception PySpark did not convert, the
+    Java exception's own (py4j's first line names only the call, `An error occurred while calling
+    o42.executedPlan.`; the cause, such as `java.lang.OutOfMemoryError: Java heap space`, follows)."""
+    lines = str(exc).strip().splitlines()
+    cause = next((line[2:].strip() for line in lines[1:] if line.startswith(": ")), None)
+    return (f"{lines[0]} {cause}" if cause else lines[0])[:500]
+
+
 def _measure(spark: SparkSession, sql: str, execute: bool, slow_by: float) -> Measurement:
     out = Measurement()
     try:
@@ -271,7 +280,7 @@ def _measure(spark: SparkSession, sql: str, execute: bool, slow_by: float) -> Me
             time.sleep(out.planted_ms / 1e3)
         t2 = time.perf_counter_ns()
     except (Py4JJavaError, PySparkException) as exc:
-        out.status, out.error = "error", str(exc).strip().splitlines()[0][:500]
+        out.status, out.error = "error", error_text(exc)
         return out
     out.executed = True
     out.execution_ms = (t2 - t1) / 1e6

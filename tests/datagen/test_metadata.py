@@ -265,6 +265,17 @@ def test_executing_fails_the_data_files_do_not_exist(ctx, micro_run) -> None:
         ctx.spark.sql(f"SELECT max(eventType) FROM {state.table(AS_INGESTED)}").collect()
 
 
+def test_an_error_row_names_the_java_cause(ctx, micro_run) -> None:
+    """py4j's first line names only the call (`An error occurred while calling o42.collectToPython.`);
+    the row keeps the Java exception too, so a failed cell says why."""
+    from icelab.bench.measure import measure
+
+    _, _, state = micro_run
+    failed = measure(ctx.spark, f"SELECT max(eventType) FROM {state.table(AS_INGESTED)}")
+    assert failed.status == "error"
+    assert re.search("(?i)not exist|FileNotFound", failed.error), failed.error
+
+
 def _content_digest(spark, table_dir: Path) -> str:  # noqa: ANN001
     rows = (
         spark.read.format("iceberg")

@@ -167,15 +167,16 @@ def modes_table(results: Path) -> str:
     cells = _cells(measurements)
     ice = cells[cells["format"] == "iceberg"]
     local = ice[ice["setup"] == "local"].set_index(["dataset", "profile", "window"])
-    rows, ratios = [], {}
+    rows, ratios, matched = [], {}, {}
     for mode in ("distributed", "local_cache"):
         other = ice[ice["setup"] == mode].set_index(["dataset", "profile", "window"])
-        ratios[mode] = []
+        ratios[mode], matched[mode] = [], []
         for key in other.index:
             if key not in local.index:
                 continue
             rec, base = other.loc[key], local.loc[key]
             ratios[mode].append(rec["planning_ms"] / base["planning_ms"])
+            matched[mode].append(base["files"])
             rows.append(
                 [
                     f"`{key[0]}`",
@@ -208,10 +209,32 @@ def modes_table(results: Path) -> str:
                 f"- `{mode}` against `local`: {ratio(min(found))} to {ratio(max(found))} over "
                 f"{len(found)} cells; faster in {sum(x < 1 for x in found)} of them."
             )
+    lines.append(by_matched(ratios["distributed"], matched["distributed"]))
     errors = cells_errors(measurements)
     if errors:
         lines.append(f"- Error rows (no planning figure): {errors}.")
     return f"From {provenance(run)}.\n\n" + "\n".join(lines) + "\n\n" + table(head, rows)
+
+
+# Bins of entries matched (the scan tasks planning returns), for the distributed/local ratios.
+MATCHED_BINS = [0, 10_000, 100_000, 1_000_000, float("inf")]
+
+
+def by_matched(ratios: list[float], matched: list[float]) -> str:
+    """The distributed/local ratio's median per bin of entries matched: what distributed planning
+    ships from the executors to the driver, and what local planning never serialises."""
+    cells = pd.DataFrame({"ratio": ratios, "matched": matched}).dropna()
+    if cells.empty:
+        return "- `distributed` against `local` by entries matched: no cell has both."
+    cells["bin"] = pd.cut(cells["matched"], MATCHED_BINS, right=False)
+    parts = []
+    for interval, part in cells.groupby("bin", observed=True):
+        hi = "" if interval.right == float("inf") else f" to {num(interval.right - 1)}"
+        parts.append(
+            f"{num(interval.left)}{hi if hi else ' and more'}: median {ratio(part['ratio'].median())} "
+            f"({len(part)} cells, faster in {int((part['ratio'] < 1).sum())})"
+        )
+    return "- `distributed` against `local` by entries matched: " + "; ".join(parts) + "."
 
 
 def cells_errors(measurements: pd.DataFrame) -> str:
