@@ -27,7 +27,7 @@ from icelab.core.config import (
 from icelab.core.errors import UserError
 from icelab.core.preflight import check_java
 from icelab.core.results import new_run_dir, write_config, write_json
-from icelab.core.session import executors, forget_jvm, get_session, session_conf
+from icelab.core.session import executors, get_session, session_conf
 from icelab.datagen.build import Built, ensure, verify
 from icelab.datagen.copy import missing_source
 from icelab.datagen.dataset import Dataset
@@ -77,7 +77,6 @@ class Context:
         (`protocol.timeout_grace_s`). The template dataset's tables are registered again; the
         caller registers anything else it registered in the old session.
         """
-        forget_jvm()
         store = object_store.active()
         clusters = Path(self.paths.results_dir) / "clusters"
         self.spark = get_session(self.engine, clusters, store.spark_conf() if store else None)

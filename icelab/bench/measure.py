@@ -160,7 +160,7 @@ class SessionEnded(Exception):
 
 
 @contextmanager
-def deadline(spark: SparkSession, timeout_s: float | None, grace_s: float = 60.0) -> Iterator[dict[str, Any]]:
+def deadline(spark: SparkSession, timeout_s: float | None, grace_s: float) -> Iterator[dict[str, Any]]:
     """Stop a measurement once `timeout_s` has passed (None: never), by the least that works.
 
     First every Spark job of the session is cancelled (an execution, Iceberg's distributed

@@ -271,7 +271,7 @@ def jvm_pid() -> int | None:
 
 
 def forget_jvm() -> None:
-    """Drop PySpark's references to a driver JVM `stop_jvm` ended, so `get_session` launches anew.
+    """Drop PySpark's references to the driver JVM (`stop_jvm` ends it), so `get_session` launches anew.
 
     PySpark keeps the gateway, the context and the session in class attributes, and would hand
     out the dead session again.
@@ -303,8 +303,7 @@ def stop_jvm(grace_s: float | None = None) -> int | None:
     proc = getattr(gateway, "proc", None)
     if proc is None:
         return None
-    SparkContext._gateway = None
-    SparkContext._jvm = None
+    forget_jvm()
     # py4j's finalizers would tell the gone JVM about every Python-side object at interpreter
     # exit, and log each failure with a traceback after the run's last line: disconnected here.
     client = getattr(gateway, "_gateway_client", None)

@@ -229,9 +229,9 @@ def by_matched(ratios: list[float], matched: list[float]) -> str:
     cells["bin"] = pd.cut(cells["matched"], MATCHED_BINS, right=False)
     parts = []
     for interval, part in cells.groupby("bin", observed=True):
-        hi = "" if interval.right == float("inf") else f" to {num(interval.right - 1)}"
+        upper = " and more" if interval.right == float("inf") else f" to {num(interval.right - 1)}"
         parts.append(
-            f"{num(interval.left)}{hi if hi else ' and more'}: median {ratio(part['ratio'].median())} "
+            f"{num(interval.left)}{upper}: median {ratio(part['ratio'].median())} "
             f"({len(part)} cells, faster in {int((part['ratio'] < 1).sum())})"
         )
     return "- `distributed` against `local` by entries matched: " + "; ".join(parts) + "."
