@@ -23,11 +23,11 @@ from typing import Any
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql import Row, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 
 from icelab.bench import plan_check
 from icelab.core import failpoints
-from icelab.core.contract import TIMED_OUT
+from icelab.core.contract import OUT_OF_MEMORY, TIMED_OUT
 from icelab.core.session import jvm_pid, stop_jvm
 
 # Scan-node metric -> result column. Iceberg's come from its ScanReport via BatchScanExec.
@@ -147,6 +147,11 @@ def result_checksum(rows: list[Any]) -> str:
     return f"{len(rows)}:{total:x}"
 
 
+# What a Java OutOfMemoryError's line reads (error_text keeps it): "Java heap space", "GC
+# overhead limit exceeded" and the rest all begin so.
+JAVA_OOM = "java.lang.OutOfMemoryError"
+
+
 class SessionEnded(Exception):
     """A measurement ran on past its timeout and grace, so its driver JVM was ended.
 
@@ -246,7 +251,15 @@ def measure(
         raise SessionEnded(out)
     if fired["fired"] and out.status == "error":
         out.error = f"{TIMED_OUT}{timeout_s:g}: {out.error}"[:500]
+    elif out.status == "error" and JAVA_OOM in str(out.error):
+        heap = spark.sparkContext.getConf().get("spark.driver.memory", "1g")
+        out.error = f"{OUT_OF_MEMORY}{heap}: {out.error}"[:500]
     return out
+
+
+def out_of_memory(m: Measurement) -> bool:
+    """Whether the measurement failed for want of driver heap (its row says so)."""
+    return m.status == "error" and str(m.error).startswith(OUT_OF_MEMORY)
 
 
 def error_text(exc: Exception) -> str:
@@ -258,16 +271,24 @@ def error_text(exc: Exception) -> str:
     return (f"{lines[0]} {cause}" if cause else lines[0])[:500]
 
 
+def plan_query(spark: SparkSession, sql: str) -> tuple[DataFrame, Any, list[Any]]:
+    """Plan one query the way a measurement times it: the executed plan, with every scan's input
+    partitions made (Iceberg plans its files there). The DataFrame, plan and scan nodes."""
+    df = spark.sql(sql)
+    plan = df._jdf.queryExecution().executedPlan()
+    scans = scan_nodes(plan)
+    for scan in scans:
+        scan.inputRDD().partitions()
+    return df, plan, scans
+
+
 def _measure(spark: SparkSession, sql: str, execute: bool, slow_by: float) -> Measurement:
     out = Measurement()
     try:
         t0 = time.perf_counter_ns()
         failpoints.stall("measure.plan", spark)
-        df = spark.sql(sql)
-        plan = df._jdf.queryExecution().executedPlan()
-        scans = scan_nodes(plan)
-        for scan in scans:
-            scan.inputRDD().partitions()
+        failpoints.oom("measure.plan", spark)
+        df, plan, scans = plan_query(spark, sql)
         t1 = time.perf_counter_ns()
         out.planning_ms = (t1 - t0) / 1e6
         out.scan, out.scan_nodes = _sum_metrics(scans), len(scans)

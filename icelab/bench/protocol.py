@@ -12,6 +12,7 @@ that reaches `protocol.steady_cap` without settling is reported, not hidden.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import itertools
@@ -27,12 +28,13 @@ from typing import Any
 from pyspark.sql import SparkSession
 from tqdm import tqdm
 
-from icelab.bench.measure import SessionEnded, measure
+from icelab.bench.measure import SessionEnded, measure, out_of_memory
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
 from icelab.core import failpoints, storage
 from icelab.core.config import ProtocolConfig
 from icelab.core.errors import UserError
+from icelab.core.session import stop_jvm
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,7 @@ def run_rounds(
     data_uri: str | None = None,
     on_steady: Callable[[dict[str, Any]], None] | None = None,
     reopen: Callable[[], SparkSession] | None = None,
+    fresh_jvm: bool = False,
 ) -> None:
     """Measure every case in every round; `keep` gets each row, `end_of_round` follows each round.
 
@@ -190,7 +193,10 @@ def run_rounds(
     With `data_uri` on S3A (storage=object), each row gets the S3 requests its measurement sent
     (`s3_*` columns, S3A's own counters read before and after, outside the timed sections).
     A measurement that ended the driver JVM (`protocol.timeout_grace_s` past `timeout_s`) is kept
-    as its error row; `reopen` then gives the session the remaining cases run in.
+    as its error row; `reopen` then gives the session the remaining cases run in. So does one
+    that ran out of driver heap (its row begins `contract.OUT_OF_MEMORY`), when there is a
+    `reopen`; without one the run goes on in the same session. With `fresh_jvm`, every
+    measurement gets a new session (`reopen`) first: a driver JVM of its own.
 
     Raises:
         KeyboardInterrupt: after the measurement in flight when a stop was requested.
@@ -198,9 +204,22 @@ def run_rounds(
     """
     plan = rounds(protocol)
     requests = storage.RequestCounts.of(spark, data_uri)
+    if fresh_jvm and reopen is None:
+        raise UserError("fresh_jvm needs a way to open a new session (reopen)")
+
+    def renew(old: SparkSession) -> SparkSession:
+        """End the session and its driver JVM, and open the next (`reopen`)."""
+        assert reopen is not None
+        with contextlib.suppress(Exception):  # a JVM already in trouble still gets ended below
+            old.stop()
+        stop_jvm()
+        return reopen()
 
     def one(case: Case, repetition: int, warmup: bool, execute: bool) -> dict[str, Any]:
         nonlocal spark, requests
+        if fresh_jvm:
+            spark = renew(spark)
+            requests = storage.RequestCounts.of(spark, data_uri)
         before = requests.snapshot() if requests else {}
         ended = None
         try:
@@ -217,12 +236,19 @@ def run_rounds(
             measured, ended = gone.measurement, gone
         row = row_of(case, repetition, warmup, measured)
         keep(row | requests.since(before) if requests and not ended else row)
+        where = f"{case.query_id} {case.variant.label} {case.window.name}"
         if ended is not None:
-            where = f"{case.query_id} {case.variant.label} {case.window.name}"
             print(f"icelab: {where}: {ended}", file=sys.stderr)
             if reopen is None:
                 raise UserError(f"{ended}; this experiment cannot open a new session, so the run stops here")
             spark = reopen()
+            requests = storage.RequestCounts.of(spark, data_uri)
+        elif reopen is not None and out_of_memory(measured):
+            # A JVM that threw OutOfMemoryError may have lost a Spark thread to it too, and its
+            # heap was grown and churned by the failed plan: the next cell gets a new JVM, as the
+            # run's first did, so no timing inherits that state.
+            print(f"icelab: {where}: {measured.error}; a new session follows", file=sys.stderr)
+            spark = renew(spark)
             requests = storage.RequestCounts.of(spark, data_uri)
         failpoints.point("protocol.measurement")
         if state["stop"]:

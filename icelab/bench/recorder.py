@@ -63,12 +63,14 @@ class Recorder:
         progress: bool = True,
         data_uri: str | None = None,
         reopen: Callable[[], SparkSession] | None = None,
+        fresh_jvm: bool = False,
     ) -> None:
         """Measure every case for the protocol's rounds, keeping each row with the run's `base`.
 
         Every row measured is on disk when this returns or raises (Ctrl-C included). With the
         dataset's `data_uri` on S3A, each row also counts the requests its measurement sent.
-        `reopen`: a new session after a measurement ended the driver JVM (`run_rounds`).
+        `reopen`: a new session after a measurement ended the driver JVM (`run_rounds`);
+        `fresh_jvm`: a new one before every measurement.
         """
         try:
             run_rounds(
@@ -81,6 +83,7 @@ class Recorder:
                 data_uri,
                 on_steady=self.steady,
                 reopen=reopen,
+                fresh_jvm=fresh_jvm,
             )
         finally:
             self.flush()

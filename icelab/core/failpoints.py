@@ -10,6 +10,10 @@ dictionary lookup. Nothing is cleaned up or flushed: that is the point.
 that many seconds: in Python, as a py4j call that heeds no interrupt would (it returns early
 only when the driver JVM is gone), or with `@jvm` in the JVM thread serving this Python thread
 (`Thread.sleep`, which an interrupt ends).
+
+`ICELAB_OOM_AT=<point>[:<nth>]` makes the nth arrival at an `oom` point ask the JVM thread
+serving this Python thread for an array larger than any test heap, so the JVM throws a real
+`java.lang.OutOfMemoryError: Java heap space` there, as a plan that does not fit would.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ from typing import Any
 
 ENV = "ICELAB_KILL_AT"
 STALL_ENV = "ICELAB_STALL_AT"
+OOM_ENV = "ICELAB_OOM_AT"
 _SPEC = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?(?:\+(?P<delay>\d+(?:\.\d+)?))?")
 _STALL = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?\+(?P<seconds>\d+(?:\.\d+)?)(?P<jvm>@jvm)?")
+_OOM = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?")
 _hits: Counter[str] = Counter()
 
 
@@ -72,3 +78,13 @@ def stall(name: str, spark: Any) -> None:
     end = time.monotonic() + float(match["seconds"])
     while time.monotonic() < end and jvm_running():
         time.sleep(0.05)
+
+
+def oom(name: str, spark: Any) -> None:
+    """Reach the out-of-memory point `name`; the JVM throws OutOfMemoryError here when the
+    environment asks for it (`OOM_ENV`): a long[] of 2^31 - 16 elements (16 GiB) fits no test
+    heap, and the request fails at once, without filling the heap first."""
+    if _chosen(OOM_ENV, _OOM, name) is None:
+        return
+    jvm = spark._jvm
+    jvm.java.lang.reflect.Array.newInstance(jvm.java.lang.Long.TYPE, 2**31 - 16)

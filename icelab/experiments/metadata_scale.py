@@ -23,9 +23,10 @@ from pyspark.sql import SparkSession
 
 from icelab.bench import stats
 from icelab.bench.context import open_context
+from icelab.bench.measure import plan_query
 from icelab.bench.protocol import cases
 from icelab.bench.recorder import Recorder
-from icelab.bench.variants import NO_PROFILE, Variant
+from icelab.bench.variants import NO_PROFILE, Variant, settings
 from icelab.bench.windows import Window, load_query, parse_window
 from icelab.charts import chart_files
 from icelab.charts import costmodel as costmodel_charts
@@ -33,6 +34,7 @@ from icelab.core import run_state
 from icelab.core.config import paths_config, protocol_config
 from icelab.core.config.metadata import MetadataScaleConfig, meta_configs, metadata_scale_config
 from icelab.core.results import write_csv
+from icelab.core.session import jvm_pid
 from icelab.datagen.metadata.state import MetaState, ensure, meta_root, register
 
 PLANNING_MODE = "spark.sql.iceberg.data-planning-mode"
@@ -258,13 +260,21 @@ def run(cfg: DictConfig) -> Path | None:
     )
     print(f"{mcfg.name}: {PLANNING_ONLY} -> {run_dir}")
 
+    # What a new session plans, untimed, before its first measurement: every variant of the
+    # smallest state at its first window (a second or so), so a cell measured in a new JVM (after
+    # one was ended, or fresh_jvm) finds the planning code compiled, as in the run's first session.
+    smallest = min(states, key=lambda s: s.size.data_files)
+    warm_cases = cases([mcfg.query], measures[smallest.name][0][:1], measures[smallest.name][1])
+
     def reopen() -> SparkSession:
-        # After a measurement ended the driver JVM (a 10M plan that filled the heap): the states'
-        # catalogs and Parquet tables live in the session, so they are registered again.
+        # The states' catalogs and Parquet tables live in the session: registered again.
         spark = ctx.reopen()
         for state in states:
             register(spark, state, ctx.engine)
-        print(f"{mcfg.name}: measuring on in a new session", file=sys.stderr)
+        for case in warm_cases:
+            with settings(spark, case.variant):
+                plan_query(spark, case.sql)
+        print(f"{mcfg.name}: measuring on in a new session (driver JVM pid {jvm_pid()})", file=sys.stderr)
         return spark
 
     reads, state_table = [], []
@@ -287,6 +297,7 @@ def run(cfg: DictConfig) -> Path | None:
         print(
             f"{state.label}: {len(variants)} variants x {len(windows)} windows x "
             f"{rounds.warmups + rounds.repetitions} rounds"
+            + (", each measurement in a new driver JVM (fresh_jvm)" if state.size.fresh_jvm else "")
         )
         recorder.record(
             ctx.spark,
@@ -295,6 +306,7 @@ def run(cfg: DictConfig) -> Path | None:
             base | {"dataset": state.label},
             progress,
             reopen=reopen,
+            fresh_jvm=state.size.fresh_jvm,
         )
         write_csv(run_dir / "windows.csv", pd.DataFrame(reads))
         write_csv(run_dir / "states.csv", pd.DataFrame(state_table))

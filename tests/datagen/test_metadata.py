@@ -19,7 +19,7 @@ from pyspark.sql.types import ArrayType, MapType, StructType
 
 from icelab.core import failpoints
 from icelab.core.config.metadata import meta_configs, metadata_scale_config
-from icelab.core.contract import TIMED_OUT, validate
+from icelab.core.contract import OUT_OF_MEMORY, TIMED_OUT, validate
 from icelab.core.errors import UserError
 from icelab.datagen.metadata import layout
 from icelab.datagen.metadata.java import run_builder
@@ -330,15 +330,18 @@ def test_the_same_seed_builds_the_same_entries(ctx, micro_run, rebuilt: Path) ->
         assert _content_digest(ctx.spark, changed / "iceberg" / "bench" / name) != want
 
 
-def test_a_plan_that_heeds_no_interrupt_ends_the_jvm_and_the_run_goes_on(
+def test_a_plan_that_heeds_no_interrupt_or_runs_out_of_heap_gets_a_new_jvm_and_the_run_goes_on(
     micro_run, rebuilt: Path, tmp_path: Path
 ) -> None:
     """protocol.timeout_grace_s: a measurement still running that long after its timeout (a 10M
-    plan thrashing in garbage collection) ends the driver JVM; its cell is an error row, and the
-    run measures the rest in a new session. The stall point holds the second measurement in
-    Python as a py4j call that heeds no interrupt would: without the JVM ended it would hold it
-    for 600 s, past run_py's timeout. (On the rebuilt state: this worker's session holds the
-    micro state's lock, which a run takes exclusively first.)"""
+    plan thrashing in garbage collection) ends the driver JVM; a measurement the JVM answers with
+    OutOfMemoryError (a plan that does not fit the heap) is recorded as such and its JVM ended
+    too. Both cells are error rows the contract accepts as outcomes, and the run measures the
+    rest in a new session each time. The stall point holds the second measurement in Python as a
+    py4j call that heeds no interrupt would: without the JVM ended it would hold it for 600 s,
+    past run_py's timeout; the OOM point makes the JVM throw a real OutOfMemoryError at the
+    fourth. (On the rebuilt state: this worker's session holds the micro state's lock, which a
+    run takes exclusively first.)"""
     cfg, _, _ = micro_run
     results = tmp_path / "results"
     done = run_py(
@@ -347,7 +350,7 @@ def test_a_plan_that_heeds_no_interrupt_ends_the_jvm_and_the_run_goes_on(
         *FAST_JVM,
         "meta.meta_micro.modes=[local]",
         "meta.meta_micro.listing=[serial]",
-        "meta.meta_micro.windows=[1d]",
+        "meta.meta_micro.windows=[1d,7d]",
         # Room for a cold JVM's first plan; the stalled one is ended 1 s past it.
         "protocol.timeout_s=30",
         "protocol.timeout_grace_s=1",
@@ -355,24 +358,55 @@ def test_a_plan_that_heeds_no_interrupt_ends_the_jvm_and_the_run_goes_on(
         f"paths.data_dir={cfg.paths.data_dir}",
         f"paths.results_dir={results}",
         "engine.driver_memory=2g",
-        env={**os.environ, failpoints.STALL_ENV: "measure.plan:2+600"},
+        env={**os.environ, failpoints.STALL_ENV: "measure.plan:2+600", failpoints.OOM_ENV: "measure.plan:4"},
         timeout=400,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "measuring on in a new session" in done.stderr
+    assert done.stderr.count("measuring on in a new session") == 2, done.stderr[-3000:]
     (run_dir,) = (results / "runs" / "metadata_scale").iterdir()
     rows = pd.read_parquet(run_dir / "measurements.parquet").sort_values("measured_utc")
-    assert list(rows["variant"]) == [
-        "parquet/listing_serial",
-        "iceberg/as_ingested/local",
-        "iceberg/rewrite_64kb/local",
-    ]
-    assert list(rows["status"]) == ["ok", "error", "ok"], rows["error"].tolist()
-    error = rows["error"].iloc[1]
-    assert error.startswith(f"{TIMED_OUT}30: ") and "was ended" in error, error
-    pid = int(re.search(r"pid (\d+)", error)[1])
+    assert len(rows) == 6
+    assert list(rows["status"]) == ["ok", "error", "ok", "error", "ok", "ok"], rows["error"].tolist()
+    stalled, failed = rows["error"].iloc[1], rows["error"].iloc[3]
+    assert stalled.startswith(f"{TIMED_OUT}30: ") and "was ended" in stalled, stalled
+    pid = int(re.search(r"pid (\d+)", stalled)[1])
     assert not psutil.pid_exists(pid)
-    assert validate(run_dir) == []  # a cell the protocol stopped is an outcome, not a breach
+    assert failed.startswith(f"{OUT_OF_MEMORY}2g: ") and "java.lang.OutOfMemoryError" in failed, failed
+    assert "java.lang.OutOfMemoryError: Java heap space; a new session follows" in done.stderr
+    assert validate(run_dir) == []  # cells the protocol stopped or the heap refused are outcomes
+
+
+def test_fresh_jvm_measures_each_cell_in_a_driver_jvm_of_its_own(
+    micro_run, rebuilt: Path, tmp_path: Path
+) -> None:
+    """meta.<size>.fresh_jvm (meta_10m: a long session's heap held no 180-day plan): before each
+    measurement the session and its JVM are ended and a new one opened, which plans untimed
+    first; every cell is still measured, in a JVM no other cell ran in."""
+    cfg, _, _ = micro_run
+    results = tmp_path / "results"
+    done = run_py(
+        *MICRO,
+        "progress=false",
+        *FAST_JVM,
+        "meta.meta_micro.fresh_jvm=true",
+        "meta.meta_micro.modes=[local]",
+        "meta.meta_micro.listing=[serial]",
+        "meta.meta_micro.windows=[1d]",
+        f"experiment.meta_dir={rebuilt}",
+        f"paths.data_dir={cfg.paths.data_dir}",
+        f"paths.results_dir={results}",
+        "engine.driver_memory=1g",
+        timeout=400,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    new_session = r"measuring on in a new session \(driver JVM pid (\d+)\)"
+    pids = [int(p) for p in re.findall(new_session, done.stderr)]
+    assert len(pids) == len(set(pids)) == 3, done.stderr[-3000:]
+    assert not any(psutil.pid_exists(p) for p in pids)
+    (run_dir,) = (results / "runs" / "metadata_scale").iterdir()
+    rows = pd.read_parquet(run_dir / "measurements.parquet")
+    assert len(rows) == 3 and set(rows["status"]) == {"ok"}, rows["error"].tolist()
+    assert validate(run_dir) == []
 
 
 def test_planning_modes_are_what_their_names_say(ctx, micro_run) -> None:

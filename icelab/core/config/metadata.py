@@ -31,6 +31,8 @@ class MetaSizeConfig(_Strict):
         windows: windows measured at this size; null: the experiment's.
         repetitions, warmups: rounds at this size (planning only).
         heap: the builder JVM's heap.
+        fresh_jvm: measure each cell of this state in a driver JVM of its own (a new session
+            before each measurement), so no cell inherits the heap earlier plans grew.
     """
 
     data_files: int = Field(gt=0)
@@ -45,6 +47,7 @@ class MetaSizeConfig(_Strict):
     repetitions: int = Field(default=3, gt=0)
     warmups: int = Field(default=1, ge=0)
     heap: str = Field(default="4g", pattern=r"^\d+[kmgKMG]$")
+    fresh_jvm: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> MetaSizeConfig:
