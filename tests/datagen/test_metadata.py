@@ -8,6 +8,10 @@ import datetime as dt
 import hashlib
 import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +21,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StructType
 
-from icelab.core import failpoints
+from icelab.core import failpoints, run_state
 from icelab.core.config.metadata import meta_configs, metadata_scale_config
 from icelab.core.contract import OUT_OF_MEMORY, TIMED_OUT, validate
 from icelab.core.errors import UserError
@@ -26,7 +30,7 @@ from icelab.datagen.metadata.java import run_builder
 from icelab.datagen.metadata.state import AS_INGESTED, MetaState
 from icelab.datagen.verify import duckdb_connection
 from tests import jvm_archive
-from tests.conftest import FAST_JVM, run_py
+from tests.conftest import FAST_JVM, REPO, run_py
 
 MICRO = [
     "experiment=metadata_scale",
@@ -407,6 +411,58 @@ def test_fresh_jvm_measures_each_cell_in_a_driver_jvm_of_its_own(
     rows = pd.read_parquet(run_dir / "measurements.parquet")
     assert len(rows) == 3 and set(rows["status"]) == {"ok"}, rows["error"].tolist()
     assert validate(run_dir) == []
+
+
+def test_ctrl_c_in_a_reopened_session_stops_after_the_measurement_in_flight(
+    micro_run, rebuilt: Path, tmp_path: Path
+) -> None:
+    """A new session (fresh_jvm, or after a JVM was ended) keeps icelab's Ctrl-C handler: the
+    measurement in flight (held in the JVM by the stall point) completes and is kept, and the run
+    ends interrupted. PySpark's new SparkContext installs a handler of its own, which raised inside
+    that py4j call: the run failed with a Py4JError traceback instead (seen in a 10M run)."""
+    cfg, _, _ = micro_run
+    results = tmp_path / "results"
+    args = [
+        *MICRO,
+        "progress=false",
+        *FAST_JVM,
+        "meta.meta_micro.fresh_jvm=true",
+        "meta.meta_micro.modes=[local]",
+        "meta.meta_micro.listing=[serial]",
+        "meta.meta_micro.windows=[1d]",
+        f"experiment.meta_dir={rebuilt}",
+        f"paths.data_dir={cfg.paths.data_dir}",
+        f"paths.results_dir={results}",
+        "engine.driver_memory=1g",
+    ]
+    env = {**os.environ, failpoints.STALL_ENV: "measure.plan:2+15@jvm"}
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "run.py"), *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: list[str] = []
+    try:
+        for line in proc.stderr:  # the second new session opens, then its first plan stalls
+            seen.append(line)
+            if sum("measuring on in a new session" in s for s in seen) == 2:
+                time.sleep(2)
+                proc.send_signal(signal.SIGINT)
+                break
+        seen += proc.stderr.readlines()
+        proc.wait(timeout=300)
+    finally:
+        proc.kill()
+    err = "".join(seen)
+    assert proc.returncode == 130, err[-3000:]
+    assert "stopping after the current measurement" in err and "Py4JError" not in err, err[-3000:]
+    (run_dir,) = (results / "runs" / "metadata_scale").iterdir()
+    assert run_state.read(run_dir)["status"] == "interrupted"
+    rows = pd.read_parquet(run_dir / "measurements.parquet")
+    assert len(rows) == 2 and set(rows["status"]) == {"ok"}, rows["error"].tolist()
 
 
 def test_planning_modes_are_what_their_names_say(ctx, micro_run) -> None:
