@@ -229,6 +229,18 @@ def run_py(
     )
 
 
+def start_run_py(*overrides: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`python run.py <overrides>` started and not waited for, stdout and stderr piped as text."""
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "run.py"), *overrides],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def namespace(spark, *parts: str):  # noqa: ANN001, ANN201 (a SparkSession, a Java String[])
     """A Java String[] for py4j calls such as `Identifier.of(namespace, name)`."""
     array = spark.sparkContext._gateway.new_array(spark._jvm.java.lang.String, len(parts))

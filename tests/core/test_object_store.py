@@ -33,6 +33,7 @@ from icelab.core.contract import validate
 from icelab.core.errors import UserError
 from icelab.core.object_store import RGW_ACCESS_KEY, RGW_SECRET_KEY, rgw
 from icelab.core.object_store.proxy import DelayProxy, RequestCounter, path_kind
+from tests.conftest import start_run_py as run_py
 from tests.core.test_exposure import listening, public
 from tests.reliability import MICRO
 
@@ -54,17 +55,6 @@ needs_ceph = pytest.mark.skipif(
     bool(MISSING) and os.environ.get("CI") != "true",
     reason=f"{', '.join(MISSING)} not installed ({rgw.APT}; {object_store.JARS_INSTALL})",
 )
-
-
-def run_py(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(REPO / "run.py"), *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def micro(tmp: Path, *extra: str) -> list[str]:

@@ -9,8 +9,6 @@ import hashlib
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -30,7 +28,7 @@ from icelab.datagen.metadata.java import run_builder
 from icelab.datagen.metadata.state import AS_INGESTED, MetaState
 from icelab.datagen.verify import duckdb_connection
 from tests import jvm_archive
-from tests.conftest import FAST_JVM, REPO, run_py
+from tests.conftest import FAST_JVM, run_py, start_run_py
 
 MICRO = [
     "experiment=metadata_scale",
@@ -436,14 +434,7 @@ def test_ctrl_c_in_a_reopened_session_stops_after_the_measurement_in_flight(
         "engine.driver_memory=1g",
     ]
     env = {**os.environ, failpoints.STALL_ENV: "measure.plan:2+15@jvm"}
-    proc = subprocess.Popen(
-        [sys.executable, str(REPO / "run.py"), *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_run_py(*args, env=env)
     seen: list[str] = []
     try:
         for line in proc.stderr:  # the second new session opens, then its first plan stalls
@@ -452,8 +443,7 @@ def test_ctrl_c_in_a_reopened_session_stops_after_the_measurement_in_flight(
                 time.sleep(2)
                 proc.send_signal(signal.SIGINT)
                 break
-        seen += proc.stderr.readlines()
-        proc.wait(timeout=300)
+        seen.append(proc.communicate(timeout=300)[1])
     finally:
         proc.kill()
     err = "".join(seen)
