@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,7 +81,13 @@ class Context:
         """
         store = object_store.active()
         clusters = Path(self.paths.results_dir) / "clusters"
+        # PySpark's new SparkContext installs its own SIGINT handler, which raises inside the
+        # next py4j call: the caller's (a run's Ctrl-C handler) is put back at once.
+        main = threading.current_thread() is threading.main_thread()
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
         self.spark = get_session(self.engine, clusters, store.spark_conf() if store else None)
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
         self.dataset()
         return self.spark
 

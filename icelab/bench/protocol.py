@@ -207,23 +207,13 @@ def run_rounds(
     if fresh_jvm and reopen is None:
         raise UserError("fresh_jvm needs a way to open a new session (reopen)")
 
-    def reopened() -> SparkSession:
-        """`reopen`, keeping this loop's Ctrl-C handler: PySpark's new SparkContext installs its
-        own, which raises inside the next py4j call and breaks the measurement in flight."""
-        assert reopen is not None
-        main = threading.current_thread() is threading.main_thread()
-        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
-        spark = reopen()
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-        return spark
-
     def renew(old: SparkSession) -> SparkSession:
         """End the session and its driver JVM, and open the next (`reopen`)."""
         with contextlib.suppress(Exception):  # a JVM already in trouble still gets ended below
             old.stop()
         stop_jvm()
-        return reopened()
+        assert reopen is not None
+        return reopen()
 
     def one(case: Case, repetition: int, warmup: bool, execute: bool) -> dict[str, Any]:
         nonlocal spark, requests
@@ -251,7 +241,7 @@ def run_rounds(
             print(f"icelab: {where}: {ended}", file=sys.stderr)
             if reopen is None:
                 raise UserError(f"{ended}; this experiment cannot open a new session, so the run stops here")
-            spark = reopened()
+            spark = reopen()
             requests = storage.RequestCounts.of(spark, data_uri)
         elif reopen is not None and out_of_memory(measured):
             # A JVM that threw OutOfMemoryError may have lost a Spark thread to it too, and its

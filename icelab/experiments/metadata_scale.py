@@ -263,8 +263,13 @@ def run(cfg: DictConfig) -> Path | None:
     # What a new session plans, untimed, before its first measurement: every variant of the
     # smallest state at its first window (a second or so), so a cell measured in a new JVM (after
     # one was ended, or fresh_jvm) finds the planning code compiled, as in the run's first session.
+    # A state measured one JVM per cell (fresh_jvm: 10M) is too big to warm up on: none then.
     smallest = min(states, key=lambda s: s.size.data_files)
-    warm_cases = cases([mcfg.query], measures[smallest.name][0][:1], measures[smallest.name][1])
+    warm_cases = (
+        []
+        if smallest.size.fresh_jvm
+        else cases([mcfg.query], measures[smallest.name][0][:1], measures[smallest.name][1])
+    )
 
     def reopen() -> SparkSession:
         # The states' catalogs and Parquet tables live in the session: registered again.
