@@ -332,6 +332,19 @@ def test_the_same_seed_builds_the_same_entries(ctx, micro_run, rebuilt: Path) ->
         assert _content_digest(ctx.spark, changed / "iceberg" / "bench" / name) != want
 
 
+def micro_args(cfg, rebuilt: Path, results: Path, *overrides: str) -> list[str]:  # noqa: ANN001
+    """`python run.py` arguments measuring the rebuilt micro state, results under `results`."""
+    return [
+        *MICRO,
+        "progress=false",
+        *FAST_JVM,
+        *overrides,
+        f"experiment.meta_dir={rebuilt}",
+        f"paths.data_dir={cfg.paths.data_dir}",
+        f"paths.results_dir={results}",
+    ]
+
+
 def test_a_plan_that_heeds_no_interrupt_or_runs_out_of_heap_gets_a_new_jvm_and_the_run_goes_on(
     micro_run, rebuilt: Path, tmp_path: Path
 ) -> None:
@@ -347,19 +360,18 @@ def test_a_plan_that_heeds_no_interrupt_or_runs_out_of_heap_gets_a_new_jvm_and_t
     cfg, _, _ = micro_run
     results = tmp_path / "results"
     done = run_py(
-        *MICRO,
-        "progress=false",
-        *FAST_JVM,
-        "meta.meta_micro.modes=[local]",
-        "meta.meta_micro.listing=[serial]",
-        "meta.meta_micro.windows=[1d,7d]",
-        # Room for a cold JVM's first plan; the stalled one is ended 1 s past it.
-        "protocol.timeout_s=30",
-        "protocol.timeout_grace_s=1",
-        f"experiment.meta_dir={rebuilt}",
-        f"paths.data_dir={cfg.paths.data_dir}",
-        f"paths.results_dir={results}",
-        "engine.driver_memory=2g",
+        *micro_args(
+            cfg,
+            rebuilt,
+            results,
+            "meta.meta_micro.modes=[local]",
+            "meta.meta_micro.listing=[serial]",
+            "meta.meta_micro.windows=[1d,7d]",
+            # Room for a cold JVM's first plan; the stalled one is ended 1 s past it.
+            "protocol.timeout_s=30",
+            "protocol.timeout_grace_s=1",
+            "engine.driver_memory=2g",
+        ),
         env={**os.environ, failpoints.STALL_ENV: "measure.plan:2+600", failpoints.OOM_ENV: "measure.plan:4"},
         timeout=400,
     )
@@ -378,6 +390,16 @@ def test_a_plan_that_heeds_no_interrupt_or_runs_out_of_heap_gets_a_new_jvm_and_t
     assert validate(run_dir) == []  # cells the protocol stopped or the heap refused are outcomes
 
 
+# Three cells, each in a JVM of its own.
+FRESH_JVM = (
+    "meta.meta_micro.fresh_jvm=true",
+    "meta.meta_micro.modes=[local]",
+    "meta.meta_micro.listing=[serial]",
+    "meta.meta_micro.windows=[1d]",
+    "engine.driver_memory=1g",
+)
+
+
 def test_fresh_jvm_measures_each_cell_in_a_driver_jvm_of_its_own(
     micro_run, rebuilt: Path, tmp_path: Path
 ) -> None:
@@ -386,20 +408,7 @@ def test_fresh_jvm_measures_each_cell_in_a_driver_jvm_of_its_own(
     first; every cell is still measured, in a JVM no other cell ran in."""
     cfg, _, _ = micro_run
     results = tmp_path / "results"
-    done = run_py(
-        *MICRO,
-        "progress=false",
-        *FAST_JVM,
-        "meta.meta_micro.fresh_jvm=true",
-        "meta.meta_micro.modes=[local]",
-        "meta.meta_micro.listing=[serial]",
-        "meta.meta_micro.windows=[1d]",
-        f"experiment.meta_dir={rebuilt}",
-        f"paths.data_dir={cfg.paths.data_dir}",
-        f"paths.results_dir={results}",
-        "engine.driver_memory=1g",
-        timeout=400,
-    )
+    done = run_py(*micro_args(cfg, rebuilt, results, *FRESH_JVM), timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     new_session = r"measuring on in a new session \(driver JVM pid (\d+)\)"
     pids = [int(p) for p in re.findall(new_session, done.stderr)]
@@ -420,19 +429,7 @@ def test_ctrl_c_in_a_reopened_session_stops_after_the_measurement_in_flight(
     that py4j call: the run failed with a Py4JError traceback instead (seen in a 10M run)."""
     cfg, _, _ = micro_run
     results = tmp_path / "results"
-    args = [
-        *MICRO,
-        "progress=false",
-        *FAST_JVM,
-        "meta.meta_micro.fresh_jvm=true",
-        "meta.meta_micro.modes=[local]",
-        "meta.meta_micro.listing=[serial]",
-        "meta.meta_micro.windows=[1d]",
-        f"experiment.meta_dir={rebuilt}",
-        f"paths.data_dir={cfg.paths.data_dir}",
-        f"paths.results_dir={results}",
-        "engine.driver_memory=1g",
-    ]
+    args = micro_args(cfg, rebuilt, results, *FRESH_JVM)
     env = {**os.environ, failpoints.STALL_ENV: "measure.plan:2+15@jvm"}
     proc = start_run_py(*args, env=env)
     seen: list[str] = []
