@@ -207,19 +207,21 @@ def run_rounds(
     if fresh_jvm and reopen is None:
         raise UserError("fresh_jvm needs a way to open a new session (reopen)")
 
-    def renew(old: SparkSession) -> SparkSession:
-        """End the session and its driver JVM, and open the next (`reopen`)."""
-        with contextlib.suppress(Exception):  # a JVM already in trouble still gets ended below
-            old.stop()
-        stop_jvm()
+    def renew(jvm_gone: bool = False) -> None:
+        """Go on in the session `reopen` opens, after ending the current one and its driver JVM
+        (unless `jvm_gone`: the measurement already ended it)."""
+        nonlocal spark, requests
         assert reopen is not None
-        return reopen()
+        if not jvm_gone:
+            with contextlib.suppress(Exception):  # a JVM already in trouble still gets ended below
+                spark.stop()
+            stop_jvm()
+        spark = reopen()
+        requests = storage.RequestCounts.of(spark, data_uri)
 
     def one(case: Case, repetition: int, warmup: bool, execute: bool) -> dict[str, Any]:
-        nonlocal spark, requests
         if fresh_jvm:
-            spark = renew(spark)
-            requests = storage.RequestCounts.of(spark, data_uri)
+            renew()
         before = requests.snapshot() if requests else {}
         ended = None
         try:
@@ -241,15 +243,13 @@ def run_rounds(
             print(f"icelab: {where}: {ended}", file=sys.stderr)
             if reopen is None:
                 raise UserError(f"{ended}; this experiment cannot open a new session, so the run stops here")
-            spark = reopen()
-            requests = storage.RequestCounts.of(spark, data_uri)
+            renew(jvm_gone=True)
         elif reopen is not None and out_of_memory(measured):
             # A JVM that threw OutOfMemoryError may have lost a Spark thread to it too, and its
             # heap was grown and churned by the failed plan: the next cell gets a new JVM, as the
             # run's first did, so no timing inherits that state.
             print(f"icelab: {where}: {measured.error}; a new session follows", file=sys.stderr)
-            spark = renew(spark)
-            requests = storage.RequestCounts.of(spark, data_uri)
+            renew()
         failpoints.point("protocol.measurement")
         if state["stop"]:
             raise KeyboardInterrupt
