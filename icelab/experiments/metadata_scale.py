@@ -6,7 +6,8 @@ Writes, under results/runs/metadata_scale/<run_id>/: measurements.parquet (the c
 `dataset` column names the state, `setup` the planning mode), states.csv (per state and layout:
 files, manifests, bytes, entry size, build time, disk), windows.csv (per state, layout and
 window: the manifests whose day range meets the window, their bytes and entries: what planning
-must read), summary.csv, env.json, config.yaml, run.json and the charts.
+must read, and the entries of the largest of them, which one worker thread reads alone),
+summary.csv, env.json, config.yaml, run.json and the charts.
 """
 
 from __future__ import annotations
@@ -129,6 +130,9 @@ def window_reads(
                 "manifests_read": len(hit),
                 "manifest_bytes_read": int(hit["length"].sum()),
                 "entries_read": int(hit["entries"].sum()),
+                # Iceberg's worker pool reads manifests in parallel, each on one thread: a plan
+                # lasts at least as long as its largest manifest takes (docs/metadata-scale.md).
+                "largest_manifest_entries": int(hit["entries"].max()) if len(hit) else 0,
             }
         )
     return out

@@ -253,6 +253,12 @@ def test_planning_reads_what_the_manifest_ranges_say(micro_run) -> None:
     assert len(ice) == len(m[m["format"] == "iceberg"])
     assert (ice["manifests_scanned"] == ice["manifests_read"]).all()
     assert (ice["files_scanned"] + ice["files_skipped"] == ice["entries_read"]).all()
+    # The largest manifest read: one of them, so at least their mean and, where several hold
+    # entries, less than their sum.
+    assert (ice["largest_manifest_entries"] * ice["manifests_read"] >= ice["entries_read"]).all()
+    assert (ice["largest_manifest_entries"] <= ice["entries_read"]).all()
+    several = ice[ice["manifests_read"] > 1]
+    assert not several.empty and (several["largest_manifest_entries"] < several["entries_read"]).all()
     files = m.groupby(["window", "format"])["files_scanned"].agg(["min", "max"])
     for window in m["window"].unique():
         assert files.loc[(window, "iceberg")].tolist() == files.loc[(window, "parquet")].tolist()
