@@ -101,20 +101,33 @@ def candidates(results: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Check every run under a results directory; exit 1 when any is broken."""
+    """Check every run under a results directory (or one run directory); exit 1 when any is broken."""
     p = argparse.ArgumentParser(prog="icelab validate", description=main.__doc__)
-    p.add_argument("results", type=Path, nargs="?", default=Path("results"), help="default: results")
+    p.add_argument(
+        "results",
+        type=Path,
+        nargs="?",
+        default=Path("results"),
+        help="default: results; or one run's directory",
+    )
     p.add_argument("--allow-failures", action="store_true", help="failed queries are not a breach")
     p.add_argument("--all", action="store_true", help="also print a line for every valid run")
     args = p.parse_args(argv)
-    paths = candidates(args.results) if args.results.is_dir() else []
+    if args.results.is_dir() and load_run(args.results) is not None:
+        paths = [args.results]  # a run directory itself
+    else:
+        paths = candidates(args.results) if args.results.is_dir() else []
     if not paths:
         print(f"icelab: error: no run directories under {args.results}", file=sys.stderr)
         return 2
     broken = older = 0
     for path in paths:
         verdict = check_run(path, args.allow_failures)
-        name = path.relative_to(args.results) if path.is_relative_to(args.results) else path
+        name = (
+            path.relative_to(args.results)
+            if path != args.results and path.is_relative_to(args.results)
+            else path
+        )
         if verdict.problems:
             broken += 1
             print(f"broken  {name}: {'; '.join(verdict.problems)}")

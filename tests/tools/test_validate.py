@@ -95,3 +95,14 @@ def test_readers_skip_an_unreadable_run_instead_of_failing(results):
 def test_nothing_to_validate_is_one_line(tmp_path, capsys):
     assert main([str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"icelab: error: no run directories under {tmp_path}\n"
+
+
+def test_one_run_directory_is_checked_itself(results, capsys):
+    """`icelab validate <run dir>` checks that run (it used to say there were no runs under it)."""
+    good = results / "reference" / "canonical" / "20261121T134249Z-cce90f"
+    assert main([str(good), "--all"]) == 0
+    # valid (the fixture predates the S3 columns, so "older", as in the whole-set check above)
+    assert capsys.readouterr().out.splitlines()[0].startswith(f"older   {good}: valid;")
+    failed = results / "runs" / "canonical" / "20261122T000001Z-aaaaa1"
+    assert main([str(failed)]) == 1
+    assert f"broken  {failed}: run status is 'failed', not 'complete'" in capsys.readouterr().out
