@@ -96,7 +96,9 @@ def _first_line(exc: BaseException) -> str:
 
 def candidates(results: Path) -> list[Path]:
     """Run directories under `results`: those read_run accepts (or fails to read), and any empty
-    directory named like a run id."""
+    directory named like a run id; `results` alone when it is itself a run's directory."""
+    if load_run(results) is not None:
+        return [results]
     return [p for p in run_dirs(results) if load_run(p) is not None or RUN_ID.fullmatch(p.name)]
 
 
@@ -113,10 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allow-failures", action="store_true", help="failed queries are not a breach")
     p.add_argument("--all", action="store_true", help="also print a line for every valid run")
     args = p.parse_args(argv)
-    if args.results.is_dir() and load_run(args.results) is not None:
-        paths = [args.results]  # a run directory itself
-    else:
-        paths = candidates(args.results) if args.results.is_dir() else []
+    paths = candidates(args.results) if args.results.is_dir() else []
     if not paths:
         print(f"icelab: error: no run directories under {args.results}", file=sys.stderr)
         return 2
