@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 from icelab.core import run_state
 
 MEASUREMENTS = "measurements.parquet"
-REQUIRED_FILES = (MEASUREMENTS, "env.json", "config.yaml", "run.json")
+ENV = "env.json"
+REQUIRED_FILES = (MEASUREMENTS, ENV, "config.yaml", "run.json")
 
 SCHEMA = pa.schema(
     [

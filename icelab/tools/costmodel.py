@@ -9,8 +9,16 @@ it was not fitted on, and used to predict planning for a table described by its 
 
 The fit is weighted least squares on the median planning_ms of each (dataset, layout, mode,
 query, window) cell over its measured repetitions (warm-ups and failed rows are never used):
-Iceberg `planning_ms ~ 1 + manifests_read + entries_read + entries_matched`, Parquet
-`planning_ms ~ 1 + partitions_listed + files_listed`, one fit per planning mode. Each cell weighs
+Iceberg `planning_ms ~ 1 + manifests_read + busiest_thread_entries + entries_matched`, Parquet
+`planning_ms ~ 1 + partitions_listed + files_listed`, one fit per planning mode.
+
+Iceberg reads manifests in parallel, one manifest to a thread (the driver's worker pool in local
+planning, `iceberg.worker.num-threads`, by default the driver's cores; Spark's task slots in
+distributed planning), never one manifest on two threads. So the entries that set the time are
+those of the busiest thread: `busiest_thread_entries = max(entries_read / threads, entries of the
+largest manifest read)`. A window on many small manifests spreads over every thread; a window that
+falls in one large rewritten manifest waits for one thread (a thread dump of the 10M state's 1h
+plan, docs/metadata-scale.md). `threads` is the driver's cores from the run's env.json. Each cell weighs
 1 / planning_ms^2, so the fit minimises relative error: the question is "within x% of the
 measured", and the noise of a planning time grows with it (a 10 ms cell and a 100 s cell are
 equally informative about the per-entry cost, an unweighted fit listens to the 100 s cell alone).
@@ -39,7 +47,7 @@ from scipy import stats
 from statsmodels.stats.outliers_influence import variance_inflation_factor
 
 from icelab.core.config import parse_size, window_length
-from icelab.core.contract import MEASUREMENTS, read_measurements
+from icelab.core.contract import ENV, MEASUREMENTS, read_measurements
 from icelab.core.errors import UserError
 from icelab.core.results import write_json
 from icelab.core.runs import Run, find_run, find_runs, latest_runs, load_run
@@ -52,7 +60,7 @@ FEATURES: dict[str, tuple[str, ...]] = {
     # nearly collinear and their two coefficients could not be told apart (the VIF shows it).
     # entries_matched (files_scanned): the entries that pass the filter become scan tasks (and, in
     # distributed planning, travel to the driver); a wide window on the same manifests costs more.
-    ICEBERG: ("manifests_read", "entries_read", "entries_matched"),
+    ICEBERG: ("manifests_read", "busiest_thread_entries", "entries_matched"),
     PARQUET: ("partitions_listed", "files_listed"),
 }
 OPTIONAL_FEATURES = ("manifest_bytes_read",)
@@ -61,6 +69,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "const": ("fixed ms", 1.0),
     "manifests_read": ("ms per manifest", 1.0),
     "entries_read": ("ms per 1,000 entries", 1e3),
+    "busiest_thread_entries": ("ms per 1,000 entries on the busiest thread", 1e3),
     "entries_matched": ("ms per 1,000 entries matched", 1e3),
     "manifest_bytes_read": ("ms per MB of manifests", 1e6),
     "partitions_listed": ("ms per partition", 1.0),
@@ -116,6 +125,8 @@ def cells(
     Iceberg features come from the scan's own metrics (manifests_scanned; entries read =
     files_scanned + files_skipped; entries matched = files_scanned); where a row lacks them, and
     for manifest_bytes_read, from `windows` (windows.csv, computed from the manifest list).
+    busiest_thread_entries = max(entries_read / planner_threads, largest_manifest_entries): the
+    largest manifest read from `windows` when it records it, else from the layout (`largest_read`).
     Parquet: partitions_listed = partitions_scanned, files_listed = files_scanned. `data_files`
     comes from `states` (states.csv), else from the most entries (Iceberg) or files (Parquet) any
     cell of the dataset read.
@@ -129,7 +140,10 @@ def cells(
         entries_matched=_numeric(rows, "files_scanned"),
         partitions_listed=_numeric(rows, "partitions_scanned"),
         files_listed=_numeric(rows, "files_scanned"),
+        planner_threads=_numeric(rows, "planner_threads"),
     )
+    if rows["planner_threads"].isna().any():
+        raise ValueError("rows without planner_threads (the driver's cores): read a run with `measurements`")
     numeric = [
         "planning_ms",
         "window_hours",
@@ -138,6 +152,7 @@ def cells(
         "entries_matched",
         "partitions_listed",
         "files_listed",
+        "planner_threads",
     ]
     out = rows.groupby(CELL_KEYS, dropna=False, sort=True)[numeric].median()
     out["n"] = rows.groupby(CELL_KEYS, dropna=False, sort=True).size()
@@ -146,16 +161,44 @@ def cells(
     out.loc[iceberg, ["partitions_listed", "files_listed"]] = np.nan
     out.loc[~iceberg, ["manifests_read", "entries_read", "entries_matched"]] = np.nan
     out["manifest_bytes_read"] = np.nan
+    out["largest_manifest_entries"] = np.nan
     if windows is not None and not windows.empty:
         keyed = windows.rename(columns={"profile": "layout"}).set_index(["dataset", "layout", "window"])
         at = pd.MultiIndex.from_frame(out[["dataset", "layout", "window"]])
-        for column in ("manifests_read", "entries_read", "manifest_bytes_read"):
+        for column in ("manifests_read", "entries_read", "manifest_bytes_read", "largest_manifest_entries"):
             if column in keyed.columns:
                 listed = pd.Series(keyed[column].reindex(at).to_numpy(float), index=out.index)
                 out.loc[iceberg, column] = out.loc[iceberg, column].fillna(listed[iceberg])
+    out["largest_manifest_entries"] = out["largest_manifest_entries"].fillna(largest_read(out))
+    out["busiest_thread_entries"] = np.maximum(
+        out["entries_read"] / out["planner_threads"], out["largest_manifest_entries"]
+    )
     out["data_files"] = data_files(out, states)
     order = ["format", "mode", "data_files", "dataset", "layout", "query_id", "window_hours"]
     return out.sort_values(order, kind="stable").reset_index(drop=True)
+
+
+def largest_read(table: pd.DataFrame) -> pd.Series:
+    """The entries of the largest manifest each Iceberg cell reads, from its layout, for runs whose
+    windows.csv does not record it: a `rewrite_<size>` layout cuts a manifest every size / bytes
+    per entry entries (bytes per entry from manifest_bytes_read, else ENTRY_BYTES), so a window
+    reads at most that many in one manifest; other layouts (as ingested: manifests of one size)
+    the mean, entries_read / manifests_read."""
+    target = table["layout"].map(_target_bytes)
+    per_entry = (table["manifest_bytes_read"] / table["entries_read"]).fillna(ENTRY_BYTES)
+    cut = np.minimum(table["entries_read"], np.floor(target / per_entry))
+    return cut.fillna(table["entries_read"] / table["manifests_read"])
+
+
+def _target_bytes(layout: Any) -> float:
+    """`rewrite_64mb` -> 67108864.0; NaN for a layout that is not a rewrite to a size."""
+    text = str(layout)
+    if not text.startswith("rewrite_"):
+        return math.nan
+    try:
+        return float(parse_size(text.removeprefix("rewrite_")))
+    except ValueError:
+        return math.nan
 
 
 def data_files(table: pd.DataFrame, states: pd.DataFrame | None = None) -> pd.Series:
@@ -550,10 +593,12 @@ def predict_table(
     manifests: int = MANIFESTS_AS_INGESTED,
     parquet: Mapping[str, Fit] | None = None,
     interval: str = "obs",
+    threads: int = 1,
 ) -> pd.DataFrame:
     """Predicted planning of a table of `files` data files over `days` daily partitions for each
     window: Iceberg as ingested (`manifests` manifests) and rewritten at each target size with
-    `model`, Parquet with each fit of `parquet` (partitions = window days, files = days x files per day).
+    `model` on `threads` planning threads (the busiest one's entries: `cells`), Parquet with each
+    fit of `parquet` (partitions = window days, files = days x files per day).
 
     One row per (layout, window): format, mode, layout, target_bytes, manifests,
     entries_per_manifest, manifests_per_day, window, window_days, the features read and
@@ -567,6 +612,7 @@ def predict_table(
             wd = window_days(name, days)
             read, entries = lay.read(wd)
             matched = min(entries, files * window_share(name, days))
+            largest = min(entries, lay.entries_per_manifest)
             rows.append(
                 {
                     "format": ICEBERG,
@@ -581,6 +627,8 @@ def predict_table(
                     "manifests_read": read,
                     "entries_read": entries,
                     "entries_matched": matched,
+                    "largest_manifest_entries": largest,
+                    "busiest_thread_entries": max(entries / threads, largest),
                     "manifest_bytes_read": entries * entry_bytes,
                 }
             )
@@ -671,10 +719,26 @@ def _with_measurements(run: Run) -> Run:
 
 
 def load(run: Run) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]:
-    """A run's measurements, and its states.csv and windows.csv when it has them."""
+    """A run's measurements (`measurements`), and its states.csv and windows.csv when it has them."""
     extra = [run.path / name for name in ("states.csv", "windows.csv")]
     states, windows = (pd.read_csv(p) if p.is_file() else None for p in extra)
-    return read_measurements(run.path), states, windows
+    return measurements(run.path), states, windows
+
+
+def measurements(run_dir: Path) -> pd.DataFrame:
+    """A run's measurements with `planner_threads`, the cores of the machine its driver ran on
+    (env.json: machine.cores), the threads Iceberg's worker pool and local[*] had.
+
+    Raises:
+        UserError: when the run's env.json does not say.
+    """
+    try:
+        cores = json.loads((run_dir / ENV).read_text())["machine"]["cores"]
+    except (OSError, ValueError, KeyError, TypeError):
+        cores = None
+    if not isinstance(cores, int) or cores < 1:
+        raise UserError(f"{run_dir / ENV} does not say the driver's cores (machine.cores)")
+    return read_measurements(run_dir).assign(planner_threads=cores)
 
 
 def reference_runs(reference: Path) -> list[Run]:
@@ -822,6 +886,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--entry-bytes", help="bytes per manifest entry (default: the run's states.csv, else 700)")
     p.add_argument("--targets", default=",".join(TARGETS), help="rewrite targets (default %(default)s)")
     p.add_argument("--mode", default=ICEBERG_DEFAULT_MODE, help="the Iceberg planning mode to predict with")
+    p.add_argument(
+        "--threads",
+        help="planning threads: the driver's cores (local) or task slots (distributed); default: the "
+        "fitted run's driver cores",
+    )
     p.add_argument("--results", help="the run to fit on (default: newest complete metadata_scale run)")
     p.add_argument("--reference", default="results/reference", help="the real-data runs --holdout predicts")
     p.add_argument("--limit", default=str(LIMIT), help="--holdout fits on at most this many data files")
@@ -892,6 +961,7 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         manifests = int(_positive(args.manifests, "manifests", whole=True))
+        given_threads = None if args.threads is None else int(_positive(args.threads, "threads", whole=True))
     limit = _positive(args.limit, "limit")
     if args.charts:
         args.charts.mkdir(parents=True, exist_ok=True)
@@ -919,7 +989,7 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
                 states,
                 windows,
                 limit,
-                [read_measurements(r.path) for r in refs],
+                [measurements(r.path) for r in refs],
                 features,
                 args.interval,
             )
@@ -969,14 +1039,25 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
         raise UserError(f"no Iceberg fit for mode '{args.mode}' in {source.path} (fitted: {have})")
     parquet = {mode: f for (fmt, mode), f in fits.items() if fmt == PARQUET}
     entry_bytes, entry_source = _entry_bytes(args.entry_bytes, states)
+    threads = given_threads or int(frame["planner_threads"].iloc[0])
     table = predict_table(
-        files, days, names, entry_bytes, iceberg[args.mode], targets, manifests, parquet, args.interval
+        files,
+        days,
+        names,
+        entry_bytes,
+        iceberg[args.mode],
+        targets,
+        manifests,
+        parquet,
+        args.interval,
+        threads,
     )
     rec = recommend(table)
     print("\n" + coefficient_report(fits), file=out)
     print(
         f"\ntable: {files:,} data files over {days:,} days ({files / days:,.0f} per day), "
-        f"entries of {entry_bytes:,.0f} bytes ({entry_source}), Iceberg mode {args.mode}",
+        f"entries of {entry_bytes:,.0f} bytes ({entry_source}), Iceberg mode {args.mode} on "
+        f"{threads} planning threads" + (" (the fitted run's)" if given_threads is None else ""),
         file=out,
     )
     print(prediction_report(table, names, args.interval), file=out)
@@ -993,6 +1074,7 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
             "windows": names,
             "entry_bytes": entry_bytes,
             "manifests": manifests,
+            "threads": threads,
         },
         "predictions": _records(table),
         "recommendation": rec,

@@ -32,13 +32,13 @@ PLANTED = {
     ("iceberg", "local"): {
         "const": 150.0,
         "manifests_read": 0.9,
-        "entries_read": 0.012,
+        "busiest_thread_entries": 0.012,
         "entries_matched": 0.004,
     },
     ("iceberg", "distributed"): {
         "const": 900.0,
         "manifests_read": 0.3,
-        "entries_read": 0.006,
+        "busiest_thread_entries": 0.006,
         "entries_matched": 0.009,
     },
     ("parquet", "listing_serial"): {"const": 25.0, "partitions_listed": 7.4, "files_listed": 0.05},
@@ -49,20 +49,23 @@ DAYS = 180
 WINDOWS = {"1h": 1.0, "1d": 24.0, "7d": 168.0, "30d": 720.0, "90d": 2160.0, "180d": 4320.0}
 TARGETS = {"as_ingested": None, "rewrite_1mb": 2**20, "rewrite_8mb": 8 * 2**20}
 ENTRY = 673
+# Four planning threads: a window of two or three manifests waits for its largest one, a wider
+# window for a quarter of its entries, so the synthetic runs hold both regimes.
+THREADS = 4
 
 
-def read(files: int, target: int | None, days: int) -> tuple[int, int, int]:
-    """(manifests in the table, manifests read, entries read) of a `days`-day window, by hand:
-    as ingested one manifest per 2,640 entries, each spanning every day; rewritten, the entries
-    sorted by day, target // ENTRY to a manifest."""
+def read(files: int, target: int | None, days: int) -> tuple[int, int, int, int]:
+    """(manifests in the table, manifests read, entries read, entries of the largest manifest
+    read) of a `days`-day window, by hand: as ingested one manifest per 2,640 entries, each
+    spanning every day; rewritten, the entries sorted by day, target // ENTRY to a manifest."""
     if target is None:
-        return files // 2640, files // 2640, files
+        return files // 2640, files // 2640, files, 2640
     per = target // ENTRY
     total = math.ceil(files / per)
     if days >= DAYS:
-        return total, total, files
+        return total, total, files, per
     manifests = min(total, math.ceil(days * files / DAYS / per) + 1)
-    return total, manifests, min(files, manifests * per)
+    return total, manifests, min(files, manifests * per), per
 
 
 def planted(fmt: str, mode: str, features: dict[str, float]) -> float:
@@ -95,7 +98,7 @@ def synthetic(
     for dataset, files in sizes.items():
         per_day = files / DAYS
         for profile, target in TARGETS.items():
-            total, _, _ = read(files, target, DAYS)
+            total, *_ = read(files, target, DAYS)
             states.append(
                 {
                     "dataset": dataset,
@@ -110,7 +113,7 @@ def synthetic(
             )
             for window, hours in WINDOWS.items():
                 days = max(1, math.ceil(hours / 24))
-                _, manifests, entries = read(files, target, days)
+                _, manifests, entries, largest = read(files, target, days)
                 windows.append(
                     {
                         "dataset": dataset,
@@ -120,6 +123,7 @@ def synthetic(
                         # Entries differ a little in size (their bounds do): bytes follow entries closely.
                         "manifest_bytes_read": round(entries * ENTRY * (1 + 0.01 * math.sin(len(windows)))),
                         "entries_read": entries,
+                        "largest_manifest_entries": largest,
                     }
                 )
                 in_window = min(entries, round(days * per_day))
@@ -137,10 +141,15 @@ def synthetic(
                         "files_skipped": entries - in_window,
                         "partitions_scanned": None,
                     }
+                    busiest = max(entries / THREADS, largest)
                     truth = planted(
                         "iceberg",
                         mode,
-                        {"manifests_read": manifests, "entries_read": entries, "entries_matched": in_window},
+                        {
+                            "manifests_read": manifests,
+                            "busiest_thread_entries": busiest,
+                            "entries_matched": in_window,
+                        },
                     )
                     rows += rows_of(cell, truth, rng, noise)
         states.append(
@@ -181,6 +190,7 @@ def synthetic(
                 rows += rows_of(cell, truth, rng, noise)
     frame = pd.DataFrame(rows)
     frame["variant"] = np.where(frame["format"] == "parquet", "parquet", "iceberg/" + frame["profile"])
+    frame["planner_threads"] = THREADS  # what costmodel.measurements adds from env.json
     return frame, pd.DataFrame(states), pd.DataFrame(windows)
 
 
@@ -200,7 +210,7 @@ def test_the_fit_recovers_the_planted_coefficients_within_their_intervals(run_da
             # them by chance (their coverage is right); at 99% a miss is a fault of the fit.
             table = model.coefficients(level=0.99).set_index("term")
             for term, value in PLANTED[(fmt, mode)].items():
-                scale = 1e3 if term in ("entries_read", "entries_matched", "files_listed") else 1.0
+                scale = 1e3 if term in ("busiest_thread_entries", "entries_matched", "files_listed") else 1.0
                 low, high = table.loc[term, ["ci_low", "ci_high"]] / scale
                 assert low <= value <= high, (fmt, mode, term, low, value, high)
                 if term != "const":  # the per-unit costs within 5% (the fixed part is small beside them)
@@ -215,12 +225,12 @@ def test_the_units_are_per_manifest_per_thousand_entries_and_fixed(run_data):
     assert table["unit"].to_dict() == {
         "const": "fixed ms",
         "manifests_read": "ms per manifest",
-        "entries_read": "ms per 1,000 entries",
+        "busiest_thread_entries": "ms per 1,000 entries on the busiest thread",
         "entries_matched": "ms per 1,000 entries matched",
     }
-    assert table.loc["entries_read", "estimate"] == pytest.approx(12.0, rel=0.05)  # 0.012 ms per entry
+    assert table.loc["busiest_thread_entries", "estimate"] == pytest.approx(12.0, rel=0.05)  # 0.012 ms each
     diagnostics = model.diagnostics()
-    assert set(diagnostics["vif"]) == {"manifests_read", "entries_read", "entries_matched"}
+    assert set(diagnostics["vif"]) == {"manifests_read", "busiest_thread_entries", "entries_matched"}
     assert diagnostics["condition_number"] > 1
 
 
@@ -277,6 +287,42 @@ def test_features_missing_from_a_row_come_from_windows_csv(run_data):
     assert (distributed["entries_read"] == distributed["entries_read_csv"]).all()
     model = fit(blind, "iceberg", states=states, windows=windows)["distributed"]
     assert model.coefficient("manifests_read") == pytest.approx(0.3, rel=0.05)
+
+
+def test_the_busiest_thread_reads_a_share_of_the_entries_or_the_largest_manifest(run_data):
+    frame, states, windows = run_data
+    table = cells(frame, states, windows).query("format == 'iceberg'")
+    assert (
+        table["busiest_thread_entries"]
+        == np.maximum(table["entries_read"] / 4, table["largest_manifest_entries"])
+    ).all()
+    # Both regimes are in the data: a narrow rewritten window waits for one manifest, a wide one
+    # (and every as-ingested one) for a quarter of its entries.
+    largest_bound = table["largest_manifest_entries"] > table["entries_read"] / 4
+    assert largest_bound.any() and (~largest_bound).any()
+    # Without windows.csv's largest manifest, the layout's cut: 8 MB / (bytes / entries) entries,
+    # or the window's entries when fewer; as ingested, the mean manifest.
+    blind = cells(frame, states, windows.drop(columns="largest_manifest_entries")).query(
+        "format == 'iceberg'"
+    )
+    keyed = blind.set_index(["dataset", "layout", "window", "mode"])
+    ten = keyed.loc[("meta_10m-cccc", "rewrite_8mb", "1d", "local")]
+    per_entry = ten["manifest_bytes_read"] / ten["entries_read"]
+    assert ten["largest_manifest_entries"] == math.floor(8 * 2**20 / per_entry)
+    ingested = keyed.loc[("meta_10m-cccc", "as_ingested", "1h", "local")]
+    assert ingested["largest_manifest_entries"] == 10_000_000 / (10_000_000 // 2640)
+    assert costmodel.largest_read(
+        pd.DataFrame(
+            {
+                "layout": ["rewrite_1mb"],
+                "entries_read": [500.0],
+                "manifests_read": [1.0],
+                "manifest_bytes_read": [np.nan],
+            }
+        )
+    ).tolist() == [500.0]
+    with pytest.raises(ValueError, match="planner_threads"):
+        cells(frame.drop(columns="planner_threads"), states, windows)
 
 
 def test_limit_fits_only_the_smaller_datasets(run_data):
@@ -353,7 +399,7 @@ def test_predict_table_reads_and_predicts_per_layout(run_data):
     fits = fit(frame, "iceberg", states=states, windows=windows)
     listing = fit(frame, "parquet", states=states, windows=windows)
     table = predict_table(
-        1_800_000, 180, ["1h", "1d", "30d"], 700, fits["local"], ["1MB", "8MB"], 379, listing
+        1_800_000, 180, ["1h", "1d", "30d"], 700, fits["local"], ["1MB", "8MB"], 379, listing, threads=THREADS
     )
     iceberg = table[table["format"] == "iceberg"].set_index(["layout", "window"])
     assert list(dict.fromkeys(iceberg.index.get_level_values(0))) == [
@@ -368,13 +414,16 @@ def test_predict_table_reads_and_predicts_per_layout(run_data):
         == iceberg.loc[("rewrite_8mb", "1d"), "entries_read"]
     )
     assert iceberg.loc[("as_ingested", "30d"), "entries_read"] == 1_800_000
+    # Two manifests of 11,983 on four threads: one thread reads the larger; 27 of them: a quarter each.
+    assert iceberg.loc[("rewrite_8mb", "1d"), "busiest_thread_entries"] == 11_983
+    assert iceberg.loc[("rewrite_8mb", "30d"), "busiest_thread_entries"] == 27 * 11_983 / 4
     for (layout, window), r in iceberg.iterrows():
         truth = planted(
             "iceberg",
             "local",
             {
                 "manifests_read": r.manifests_read,
-                "entries_read": r.entries_read,
+                "busiest_thread_entries": r.busiest_thread_entries,
                 "entries_matched": r.entries_matched,
             },
         )
@@ -420,6 +469,7 @@ def write_run(root: Path, frame: pd.DataFrame, states: pd.DataFrame, windows: pd
     states.to_csv(run_dir / "states.csv", index=False)
     windows.to_csv(run_dir / "windows.csv", index=False)
     (run_dir / "run.json").write_text(json.dumps({"status": "complete"}))
+    (run_dir / "env.json").write_text(json.dumps({"machine": {"cores": THREADS}}))
     return run_dir
 
 
@@ -456,9 +506,12 @@ def test_the_command_prints_the_fit_the_layouts_and_the_recommendation(
     assert {c["term"] for c in local["coefficients"]} == {
         "const",
         "manifests_read",
-        "entries_read",
+        "busiest_thread_entries",
         "entries_matched",
     }
+    assert (
+        data["table"]["threads"] == THREADS and f"on {THREADS} planning threads (the fitted run's)" in printed
+    )
     assert len(data["predictions"]) == 3 * 2 + 2 * 2
     assert data["recommendation"]["layout"] in ("rewrite_1mb", "rewrite_8mb")
 
@@ -481,6 +534,7 @@ def test_the_holdout_command_prints_both_checks(run_data, tmp_path, capsys):
         (["--files", "1e6", "--days", "180", "--windows", "1d", "--targets", "8XB"], "bad size '8XB'"),
         (["--files", "1e6", "--days", "180", "--windows", "1d", "--results", "nowhere"], "no run 'nowhere'"),
         (["--files", "1e6", "--days", "180"], "--windows is required"),
+        (["--files", "1e6", "--days", "180", "--windows", "1d", "--threads", "1.5"], "bad --threads '1.5'"),
         (["--no-such-option"], "unrecognized arguments"),
     ],
 )
@@ -489,6 +543,15 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys, monke
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("icelab: error: ") and message in err
+
+
+def test_a_run_without_its_cores_is_one_line(run_data, tmp_path, capsys, monkeypatch):
+    run_dir = write_run(tmp_path / "results", *run_data)
+    (run_dir / "env.json").write_text(json.dumps({"machine": {}}))
+    monkeypatch.chdir(tmp_path)
+    assert main(["--files", "1e6", "--days", "180", "--windows", "1d"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not say the driver's cores (machine.cores)" in err
 
 
 def test_no_run_to_fit_on_is_one_line(tmp_path, capsys, monkeypatch):

@@ -275,9 +275,8 @@ def anchors_table(results: Path) -> str:
 
 
 def _holdout(results: Path) -> costmodel.Holdout:
-    run = _run(results)
-    measurements, states, windows = _frames(run)
-    reference = [read_measurements(r.path) for r in costmodel.reference_runs(results / "reference")]
+    measurements, states, windows = costmodel.load(_run(results))
+    reference = [costmodel.measurements(r.path) for r in costmodel.reference_runs(results / "reference")]
     return costmodel.holdout(measurements, states, windows, reference=reference)
 
 
