@@ -21,8 +21,7 @@ import pyarrow.parquet as pq
 from icelab.core import run_state
 
 MEASUREMENTS = "measurements.parquet"
-ENV = "env.json"
-REQUIRED_FILES = (MEASUREMENTS, ENV, "config.yaml", "run.json")
+REQUIRED_FILES = (MEASUREMENTS, "env.json", "config.yaml", "run.json")
 
 SCHEMA = pa.schema(
     [

@@ -47,7 +47,7 @@ from scipy import stats
 from statsmodels.stats.outliers_influence import variance_inflation_factor
 
 from icelab.core.config import parse_size, window_length
-from icelab.core.contract import ENV, MEASUREMENTS, read_measurements
+from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.errors import UserError
 from icelab.core.results import write_json
 from icelab.core.runs import Run, find_run, find_runs, latest_runs, load_run
@@ -722,10 +722,10 @@ def load(run: Run) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame | No
     """A run's measurements (`measurements`), and its states.csv and windows.csv when it has them."""
     extra = [run.path / name for name in ("states.csv", "windows.csv")]
     states, windows = (pd.read_csv(p) if p.is_file() else None for p in extra)
-    return measurements(run.path), states, windows
+    return measurements(run), states, windows
 
 
-def measurements(run_dir: Path) -> pd.DataFrame:
+def measurements(run: Run) -> pd.DataFrame:
     """A run's measurements with `planner_threads`, the cores of the machine its driver ran on
     (env.json: machine.cores), the threads Iceberg's worker pool and local[*] had.
 
@@ -733,12 +733,12 @@ def measurements(run_dir: Path) -> pd.DataFrame:
         UserError: when the run's env.json does not say.
     """
     try:
-        cores = json.loads((run_dir / ENV).read_text())["machine"]["cores"]
-    except (OSError, ValueError, KeyError, TypeError):
+        cores = run.env().get("machine", {}).get("cores")
+    except (ValueError, AttributeError):  # env.json unreadable, or not shaped as icelab writes it
         cores = None
     if not isinstance(cores, int) or cores < 1:
-        raise UserError(f"{run_dir / ENV} does not say the driver's cores (machine.cores)")
-    return read_measurements(run_dir).assign(planner_threads=cores)
+        raise UserError(f"{run.path / 'env.json'} does not say the driver's cores (machine.cores)")
+    return read_measurements(run.path).assign(planner_threads=cores)
 
 
 def reference_runs(reference: Path) -> list[Run]:
@@ -989,7 +989,7 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
                 states,
                 windows,
                 limit,
-                [measurements(r.path) for r in refs],
+                [measurements(r) for r in refs],
                 features,
                 args.interval,
             )

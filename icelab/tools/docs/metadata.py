@@ -276,7 +276,7 @@ def anchors_table(results: Path) -> str:
 
 def _holdout(results: Path) -> costmodel.Holdout:
     measurements, states, windows = costmodel.load(_run(results))
-    reference = [costmodel.measurements(r.path) for r in costmodel.reference_runs(results / "reference")]
+    reference = [costmodel.measurements(r) for r in costmodel.reference_runs(results / "reference")]
     return costmodel.holdout(measurements, states, windows, reference=reference)
 
 
