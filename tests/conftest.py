@@ -19,8 +19,10 @@ from icelab.datagen.build import Built
 from tests import jvm_archive
 
 REPO = Path(__file__).resolve().parent.parent
-# Test modules that start Spark in a child process (`python run.py`, a session in a subprocess),
-# longest first: they run first, so the two xdist workers (pyproject's addopts) end together.
+# Test modules that start Spark in a child process (`python run.py`, a session in a subprocess):
+# marked `spark` with the tests that use the session. (Not run first: xdist's loadfile hands out
+# the modules with the most tests first whatever the collection order, unless
+# --no-loadscope-reorder, and one suite with that flag and these modules first ran no faster.)
 SPARK_MODULES = (
     "test_reliability.py",
     "test_cluster.py",
@@ -58,13 +60,10 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  #
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that starts a JVM `spark` (it uses the session, `ctx` and every fixture
-    built on it, or runs Spark in a child process; `make test-fast` runs the rest), and put the
-    child-process modules first."""
+    built on it, or runs Spark in a child process; `make test-fast` runs the rest)."""
     for item in items:
         if "ctx" in getattr(item, "fixturenames", ()) or item.path.name in SPARK_MODULES:
             item.add_marker(pytest.mark.spark)
-    first = {name: rank for rank, name in enumerate(SPARK_MODULES)}
-    items.sort(key=lambda item: first.get(item.path.name, len(first)))
 
 
 CONF = REPO / "conf"
