@@ -146,7 +146,7 @@ def ensure(
         source_info = read_marker(spark, source)
         if source_info is None:
             raise UserError(no_source(copy_from, dataset))
-        copied = copy_dataset(spark, source, dataset, engine, progress)
+        copied = copy_dataset(spark, source, dataset, engine, progress, built_at=source_info["uri"])
     else:
         times = ingest(spark, dataset, progress=progress)
     dataset.register_parquet(spark)

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,15 +71,22 @@ class Plan:
     staging: str
 
 
-def _metadata_pairs(spark: SparkSession, source: Dataset, target: Dataset, engine: EngineConfig) -> Plan:
-    """Stage the Iceberg metadata rewritten for `target` and list every file to copy."""
+def _metadata_pairs(
+    spark: SparkSession, source: Dataset, built: Dataset, target: Dataset, engine: EngineConfig
+) -> Plan:
+    """Stage the Iceberg metadata rewritten for `target` and list every file to copy.
+
+    `source` is where the dataset was named; `built` is where it was written, the prefix of every
+    path its metadata names (the same place, unless reached another way). The table is loaded
+    from `built`: the procedure requires its current metadata file under the prefix too.
+    """
     catalog = f"copysrc_{source.hash}"
-    register_iceberg_catalog(spark, catalog, source.warehouse_uri, engine)
+    register_iceberg_catalog(spark, catalog, built.warehouse_uri, engine)
     # Staged beside the source: the procedure writes from Spark tasks, so it must be shared storage.
     staging = storage.join(source.uri.rsplit("/", 1)[0], f".copy-{source.hash}-{uuid.uuid4().hex[:8]}")
     row = spark.sql(
         f"CALL {catalog}.system.rewrite_table_path(table => 'bench.events', "
-        f"source_prefix => '{hadoop_form(source.iceberg_uri)}', target_prefix => '{target.iceberg_uri}', "
+        f"source_prefix => '{hadoop_form(built.iceberg_uri)}', target_prefix => '{target.iceberg_uri}', "
         f"staging_location => '{staging}')"
     ).first()
     listing = Storage(spark).read_text(row.file_list_location)
@@ -87,7 +94,7 @@ def _metadata_pairs(spark: SparkSession, source: Dataset, target: Dataset, engin
     return Plan(pairs, row.latest_version, staging)  # type: ignore[arg-type]
 
 
-def _fix_location(spark: SparkSession, plan: Plan, source: Dataset, target: Dataset) -> None:
+def _fix_location(spark: SparkSession, plan: Plan, built: Dataset, target: Dataset) -> None:
     """Point each staged metadata.json's `location` at the target.
 
     The table location is written as `file:///...` while every other path is `file:/...`; the
@@ -99,7 +106,7 @@ def _fix_location(spark: SparkSession, plan: Plan, source: Dataset, target: Data
         if not staged.endswith(".metadata.json"):
             continue
         meta = json.loads(fs.read_text(staged))
-        if meta.get("location") in (source.iceberg_uri, hadoop_form(source.iceberg_uri)):
+        if meta.get("location") in (built.iceberg_uri, hadoop_form(built.iceberg_uri)):
             meta["location"] = target.iceberg_uri
             fs.write_text_atomic(staged, json.dumps(meta))
 
@@ -132,9 +139,19 @@ def _copy_all(spark: SparkSession, pairs: list[tuple[str, str]], progress: bool)
 
 
 def copy_dataset(
-    spark: SparkSession, source: Dataset, target: Dataset, engine: EngineConfig, progress: bool = True
+    spark: SparkSession,
+    source: Dataset,
+    target: Dataset,
+    engine: EngineConfig,
+    progress: bool = True,
+    built_at: str | None = None,
 ) -> dict[str, Any]:
     """Copy the finished dataset `source` to `target`'s place (same hash, another data directory).
+
+    Args:
+        built_at: the source's URI as its completion mark records it. Iceberg's metadata names
+            every file under it, so it is the prefix rewritten, not `source.uri` when the two
+            differ (a directory reached through a symlink).
 
     Returns:
         The copy's record for the completion mark: where from, files, bytes and seconds.
@@ -144,9 +161,15 @@ def copy_dataset(
     """
     t0 = time.perf_counter()
     fs = Storage(spark)
-    plan = _metadata_pairs(spark, source, target, engine)
+    built = replace(source, uri=built_at) if built_at else source
+    if not fs.exists(built.marker_uri):
+        raise UserError(
+            f"paths.copy_from: {source.uri} was built at {built.uri}, where its Iceberg metadata names "
+            "every file, and that place is gone (moved?); copy it from there, or build it again"
+        )
+    plan = _metadata_pairs(spark, source, built, target, engine)
     try:
-        _fix_location(spark, plan, source, target)
+        _fix_location(spark, plan, built, target)
         pairs = plan.pairs + list(_parquet_pairs(spark, source, target))
         copied = _copy_all(spark, pairs, progress)
         # The Hadoop catalog finds the current metadata.json through this hint.

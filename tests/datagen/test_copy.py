@@ -33,23 +33,28 @@ def datagen(*overrides: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def copied(micro_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, Any]:
+def copied(micro_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, Any, str]:
     """The micro dataset, copied from the tests' shared micro directory (built first, if no
-    test has yet) to a fresh one by `experiment=datagen`: (the copy, the source's dataset.json,
-    the copy's process)."""
+    test has yet) to a fresh one by `experiment=datagen`, named through a symlink: the path given
+    is not the one Iceberg's metadata names (where it was built), as when another module built
+    it through a link of its own. (the copy, the source's dataset.json, the copy's process, the
+    source's URI as given)."""
     tmp = tmp_path_factory.mktemp("copy")
     outputs = [f"paths.results_dir={tmp / 'results'}", f"hydra.run.dir={tmp / 'outputs'}"]
     if not list(micro_data.glob("micro-*/dataset.json")):
         datagen(f"paths.data_dir={micro_data}", *outputs)
     (source,) = micro_data.glob("micro-*/dataset.json")
+    link = tmp / "link"
+    link.symlink_to(micro_data, target_is_directory=True)
     proc = datagen(
-        f"paths.data_dir={tmp / 'data'}", f"paths.copy_from={micro_data}", "verify.duckdb=true", *outputs
+        f"paths.data_dir={tmp / 'data'}", f"paths.copy_from={link}", "verify.duckdb=true", *outputs
     )
-    return tmp / "data" / source.parent.name, json.loads(source.read_text()), proc
+    given = storage.join(storage.to_uri(str(link)), source.parent.name)
+    return tmp / "data" / source.parent.name, json.loads(source.read_text()), proc, given
 
 
 def test_the_copy_is_verified_where_it_landed_with_the_sources_rows(copied):
-    target, source, proc = copied
+    target, source, proc, given = copied
     info = json.loads((target / "dataset.json").read_text())
     assert info["uri"] == storage.to_uri(str(target))
     # Verified afresh at the copy by all four readers, with the source's checksums (the source
@@ -57,7 +62,7 @@ def test_the_copy_is_verified_where_it_landed_with_the_sources_rows(copied):
     readings = info["verification"]
     assert sorted(readings) == ["duckdb/iceberg", "duckdb/parquet", "spark/iceberg", "spark/parquet"]
     assert all(readings[name] == source["verification"]["spark/iceberg"] for name in readings)
-    assert info["copy"]["from"] == source["uri"]
+    assert info["copy"]["from"] == given != source["uri"]
     assert info["summary"] == source["summary"]
     files = info["summary"]["parquet"]["files"] + info["summary"]["iceberg"]["files"]
     assert info["copy"]["files"] > files  # every data file and Iceberg's metadata files
@@ -65,7 +70,7 @@ def test_the_copy_is_verified_where_it_landed_with_the_sources_rows(copied):
 
 
 def test_every_iceberg_path_names_the_copy(copied):
-    target, source_info, _ = copied
+    target, source_info, _, _ = copied
     metadata = target / "iceberg" / "bench" / "events" / "metadata"
     hint = (metadata / "version-hint.text").read_text().strip()
     current = json.loads((metadata / f"v{hint}.metadata.json").read_text())
@@ -80,3 +85,24 @@ def test_every_iceberg_path_names_the_copy(copied):
         (source / "iceberg/bench/events/metadata" / f"v{hint}.metadata.json").read_text()
     )
     assert source_meta["location"] == storage.to_uri(str(source / "iceberg" / "bench" / "events"))
+
+
+def test_a_source_moved_after_its_build_is_one_line(copied, tmp_path):
+    """The copy's own data directory, moved: its metadata still names the place it was written,
+    which is gone, so copying from the new place says so in one line (not Iceberg's exception)."""
+    target, _, _, _ = copied
+    moved = tmp_path / "moved"
+    target.parent.rename(moved)
+    try:
+        outputs = [f"paths.results_dir={tmp_path / 'results'}", f"hydra.run.dir={tmp_path / 'outputs'}"]
+        done = run_py(*DATAGEN, f"paths.data_dir={tmp_path / 'data'}", f"paths.copy_from={moved}", *outputs)
+    finally:
+        moved.rename(target.parent)
+    assert done.returncode == 2, done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip() and "log level" not in line]
+    assert lines[-1] == (
+        f"icelab: error: paths.copy_from: {storage.to_uri(str(moved / target.name))} was built at "
+        f"{storage.to_uri(str(target))}, where its Iceberg metadata names every file, and that place is gone "
+        "(moved?); copy it from there, or build it again"
+    ), done.stderr[-3000:]
+    assert "Traceback" not in done.stdout + done.stderr
