@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -17,7 +17,7 @@ from icelab.core import locks, storage
 from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.storage import Storage
-from icelab.datagen.copy import copy_dataset, no_source
+from icelab.datagen.copy import copy_dataset, moved_source, no_source
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.ingest import IngestTimes, ingest, table_properties
 from icelab.datagen.summary import summarize
@@ -146,7 +146,10 @@ def ensure(
         source_info = read_marker(spark, source)
         if source_info is None:
             raise UserError(no_source(copy_from, dataset))
-        copied = copy_dataset(spark, source, dataset, engine, progress, built_at=source_info["uri"])
+        built = replace(source, uri=source_info["uri"])
+        if built != source and read_marker(spark, built) is None:
+            raise UserError(moved_source(source, built))
+        copied = copy_dataset(spark, source, dataset, engine, progress, built)
     else:
         times = ingest(spark, dataset, progress=progress)
     dataset.register_parquet(spark)

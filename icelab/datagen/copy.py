@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,14 @@ def no_source(copy_from: str, dataset: Dataset) -> str:
     return (
         f"paths.copy_from={copy_from}: no finished dataset {dataset.config.name}-{dataset.hash} there; "
         "build it there first, or drop paths.copy_from to build here"
+    )
+
+
+def moved_source(source: Dataset, built: Dataset) -> str:
+    """What to say when `source` was built at `built`, a place that is gone."""
+    return (
+        f"paths.copy_from: {source.uri} was built at {built.uri}, where its Iceberg metadata names "
+        "every file, and that place is gone (moved?); copy it from there, or build it again"
     )
 
 
@@ -144,14 +152,14 @@ def copy_dataset(
     target: Dataset,
     engine: EngineConfig,
     progress: bool = True,
-    built_at: str | None = None,
+    built: Dataset | None = None,
 ) -> dict[str, Any]:
     """Copy the finished dataset `source` to `target`'s place (same hash, another data directory).
 
     Args:
-        built_at: the source's URI as its completion mark records it. Iceberg's metadata names
-            every file under it, so it is the prefix rewritten, not `source.uri` when the two
-            differ (a directory reached through a symlink).
+        built: `source` where its completion mark says it was built (`source` if None). Iceberg's
+            metadata names every file under it, so its prefix is the one rewritten; it differs
+            from `source` when the directory is reached another way (through a symlink).
 
     Returns:
         The copy's record for the completion mark: where from, files, bytes and seconds.
@@ -161,12 +169,7 @@ def copy_dataset(
     """
     t0 = time.perf_counter()
     fs = Storage(spark)
-    built = replace(source, uri=built_at) if built_at else source
-    if not fs.exists(built.marker_uri):
-        raise UserError(
-            f"paths.copy_from: {source.uri} was built at {built.uri}, where its Iceberg metadata names "
-            "every file, and that place is gone (moved?); copy it from there, or build it again"
-        )
+    built = built or source
     plan = _metadata_pairs(spark, source, built, target, engine)
     try:
         _fix_location(spark, plan, built, target)
