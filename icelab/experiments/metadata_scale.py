@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from pyspark.sql import SparkSession
 from icelab.bench import stats
 from icelab.bench.context import open_context
 from icelab.bench.measure import plan_query
-from icelab.bench.protocol import cases
+from icelab.bench.protocol import Case, cases
 from icelab.bench.recorder import Recorder
 from icelab.bench.variants import NO_PROFILE, Variant, settings
 from icelab.bench.windows import Window, load_query, parse_window
@@ -136,6 +137,37 @@ def window_reads(
             }
         )
     return out
+
+
+def warm_cases(
+    state: MetaState,
+    smallest: MetaState,
+    measures: dict[str, tuple[list[Window], list[Variant]]],
+    reads: list[dict[str, Any]],
+    query: str,
+) -> list[Case]:
+    """What a new session plans, untimed, before its first measurement of `state`, so that
+    measurement finds the planning code compiled, as a cell measured late in a long session does.
+
+    A state measured in one long session (a new one only after a JVM was ended): every variant
+    of the smallest state at its first window (a second or so). A state measured one JVM per
+    cell (fresh_jvm: 10M) is measured in new JVMs only, so a warm-up on another state's few
+    thousand entries leaves the JIT cold for it (its 1-day plans on a rewritten layout were timed
+    markedly slower than the same plan later in one session: docs/metadata-scale.md): its own
+    cheapest layout (fewest entries read at its first window) in every mode, and its Parquet
+    variants, at its first window.
+    """
+    if not state.size.fresh_jvm and not smallest.size.fresh_jvm:
+        windows, variants = measures[smallest.name]
+        return cases([query], windows[:1], variants)
+    windows, variants = measures[state.name]
+    first = windows[0].name
+    own = {
+        r["profile"]: r["entries_read"] for r in reads if (r["dataset"], r["window"]) == (state.label, first)
+    }
+    cheapest = min(own, key=lambda layout: own[layout]) if own else None
+    variants = [v for v in variants if v.format != "iceberg" or v.profile == cheapest]
+    return cases([query], windows[:1], variants)
 
 
 def state_rows(state: MetaState, info: dict[str, Any]) -> list[dict[str, Any]]:
@@ -264,27 +296,27 @@ def run(cfg: DictConfig) -> Path | None:
     )
     print(f"{mcfg.name}: {PLANNING_ONLY} -> {run_dir}")
 
-    # What a new session plans, untimed, before its first measurement: every variant of the
-    # smallest state at its first window (a second or so), so a cell measured in a new JVM (after
-    # one was ended, or fresh_jvm) finds the planning code compiled, as in the run's first session.
-    # A state measured one JVM per cell (fresh_jvm: 10M) is too big to warm up on: none then.
     smallest = min(states, key=lambda s: s.size.data_files)
-    warm_cases = (
-        []
-        if smallest.size.fresh_jvm
-        else cases([mcfg.query], measures[smallest.name][0][:1], measures[smallest.name][1])
-    )
 
-    def reopen() -> SparkSession:
-        # The states' catalogs and Parquet tables live in the session: registered again.
-        spark = ctx.reopen()
-        for state in states:
-            register(spark, state, ctx.engine)
-        for case in warm_cases:
-            with settings(spark, case.variant):
-                plan_query(spark, case.sql)
-        print(f"{mcfg.name}: measuring on in a new session (driver JVM pid {jvm_pid()})", file=sys.stderr)
-        return spark
+    def reopener(warm: list[Case]) -> Callable[[], SparkSession]:
+        """A new session that plans `warm` untimed before its first measurement."""
+
+        def reopen() -> SparkSession:
+            # The states' catalogs and Parquet tables live in the session: registered again.
+            spark = ctx.reopen()
+            for state in states:
+                register(spark, state, ctx.engine)
+            for case in warm:
+                with settings(spark, case.variant):
+                    plan_query(spark, case.sql)
+            print(
+                f"{mcfg.name}: measuring on in a new session (driver JVM pid {jvm_pid()}; "
+                f"{len(warm)} untimed plans first: {', '.join(sorted({c.variant.label for c in warm}))})",
+                file=sys.stderr,
+            )
+            return spark
+
+        return reopen
 
     reads, state_table = [], []
     for state in states:
@@ -314,7 +346,7 @@ def run(cfg: DictConfig) -> Path | None:
             rounds,
             base | {"dataset": state.label},
             progress,
-            reopen=reopen,
+            reopen=reopener(warm_cases(state, smallest, measures, reads, mcfg.query)),
             fresh_jvm=state.size.fresh_jvm,
         )
         write_csv(run_dir / "windows.csv", pd.DataFrame(reads))

@@ -410,17 +410,24 @@ def test_fresh_jvm_measures_each_cell_in_a_driver_jvm_of_its_own(
     micro_run, rebuilt: Path, tmp_path: Path
 ) -> None:
     """meta.<size>.fresh_jvm (meta_10m: a long session's heap held no 180-day plan): before each
-    measurement the session and its JVM are ended and a new one opened, which plans untimed
-    first; every cell is still measured, in a JVM no other cell ran in."""
+    measurement the session and its JVM are ended and a new one opened, which first plans,
+    untimed, the state's own cheapest layout (fewest entries read at its first window) and its
+    Parquet variants; every cell is still measured, in a JVM no other cell ran in."""
     cfg, _, _ = micro_run
     results = tmp_path / "results"
     done = run_py(*micro_args(cfg, rebuilt, results, *FRESH_JVM), timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
-    new_session = r"measuring on in a new session \(driver JVM pid (\d+)\)"
-    pids = [int(p) for p in re.findall(new_session, done.stderr)]
+    new_session = r"measuring on in a new session \(driver JVM pid (\d+); (.*)\)"
+    found = re.findall(new_session, done.stderr)
+    pids = [int(pid) for pid, _ in found]
     assert len(pids) == len(set(pids)) == 3, done.stderr[-3000:]
     assert not any(psutil.pid_exists(p) for p in pids)
     (run_dir,) = (results / "runs" / "metadata_scale").iterdir()
+    reads = pd.read_csv(run_dir / "windows.csv")
+    cheapest = reads.sort_values("entries_read")["profile"].iloc[0]
+    assert reads["profile"].nunique() == 2 and (reads["entries_read"].nunique() == 2)
+    warm = f"2 untimed plans first: iceberg/{cheapest}/local, parquet/listing_serial"
+    assert {w for _, w in found} == {warm}, done.stderr[-3000:]
     rows = pd.read_parquet(run_dir / "measurements.parquet")
     assert len(rows) == 3 and set(rows["status"]) == {"ok"}, rows["error"].tolist()
     assert validate(run_dir) == []
