@@ -16,6 +16,7 @@ import pytest
 
 from icelab.core.config import engine_config
 from icelab.core.session import session_conf
+from tests.conftest import FAST_JVM
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,7 +86,8 @@ def session_sockets() -> dict[str, list[tuple[str, str, int]]]:
     """The listening sockets of Spark sessions started as `python run.py <overrides>` starts them
     (the composed config, `get_session`), after one shuffle job each: one process, one session
     after another (a new SparkContext in the same JVM takes the new UI setting)."""
-    sessions = {"default": ["engine=local"], "ui_on": ["engine=local", "++engine.conf.spark.ui.enabled=true"]}
+    local = ["engine=local", *FAST_JVM]  # the suite's JVM flags: they open and bind nothing
+    sessions = {"default": local, "ui_on": [*local, "++engine.conf.spark.ui.enabled=true"]}
     env = {k: v for k, v in os.environ.items() if k != "SPARK_LOCAL_IP"}  # the config alone decides
     proc = subprocess.Popen(
         [sys.executable, "-c", SESSIONS, str(REPO / "conf"), json.dumps(list(sessions.values()))],

@@ -351,6 +351,11 @@ def micro_args(cfg, rebuilt: Path, results: Path, *overrides: str) -> list[str]:
     ]
 
 
+# Room for a cold JVM's first plan (about 0.15 s here, uncontended); the test idles through it
+# for the stalled plan (30 s cost the suite 25 s).
+PLAN_TIMEOUT_S = 5
+
+
 def test_a_plan_that_heeds_no_interrupt_or_runs_out_of_heap_gets_a_new_jvm_and_the_run_goes_on(
     micro_run, rebuilt: Path, tmp_path: Path
 ) -> None:
@@ -373,8 +378,8 @@ def test_a_plan_that_heeds_no_interrupt_or_runs_out_of_heap_gets_a_new_jvm_and_t
             "meta.meta_micro.modes=[local]",
             "meta.meta_micro.listing=[serial]",
             "meta.meta_micro.windows=[1d,7d]",
-            # Room for a cold JVM's first plan; the stalled one is ended 1 s past it.
-            "protocol.timeout_s=30",
+            # The stalled plan is ended 1 s past its timeout.
+            f"protocol.timeout_s={PLAN_TIMEOUT_S}",
             "protocol.timeout_grace_s=1",
             "engine.driver_memory=2g",
         ),
@@ -388,7 +393,7 @@ def test_a_plan_that_heeds_no_interrupt_or_runs_out_of_heap_gets_a_new_jvm_and_t
     assert len(rows) == 6
     assert list(rows["status"]) == ["ok", "error", "ok", "error", "ok", "ok"], rows["error"].tolist()
     stalled, failed = rows["error"].iloc[1], rows["error"].iloc[3]
-    assert stalled.startswith(f"{TIMED_OUT}30: ") and "was ended" in stalled, stalled
+    assert stalled.startswith(f"{TIMED_OUT}{PLAN_TIMEOUT_S}: ") and "was ended" in stalled, stalled
     pid = int(re.search(r"pid (\d+)", stalled)[1])
     assert not psutil.pid_exists(pid)
     assert failed.startswith(f"{OUT_OF_MEMORY}2g: ") and "java.lang.OutOfMemoryError" in failed, failed
@@ -443,7 +448,8 @@ def test_ctrl_c_in_a_reopened_session_stops_after_the_measurement_in_flight(
     cfg, _, _ = micro_run
     results = tmp_path / "results"
     args = micro_args(cfg, rebuilt, results, *FRESH_JVM)
-    env = {**os.environ, failpoints.STALL_ENV: "measure.plan:2+15@jvm"}
+    # The stall outlasts the 2 s before SIGINT by 6 s, room for the new session's untimed plans.
+    env = {**os.environ, failpoints.STALL_ENV: "measure.plan:2+8@jvm"}
     proc = start_run_py(*args, env=env)
     seen: list[str] = []
     try:
