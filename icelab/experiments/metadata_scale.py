@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 from omegaconf import DictConfig
@@ -170,6 +170,43 @@ def warm_cases(
     return cases([query], windows[:1], variants)
 
 
+class RoundGroup(NamedTuple):
+    """Cases of a state measured alike; `single`: those over `single_round_entries`."""
+
+    cases: list[Case]
+    warmups: int
+    repetitions: int
+    single: bool
+
+
+def round_groups(
+    state: MetaState, windows: list[Window], variants: list[Variant], reads: list[dict], query: str
+) -> list[RoundGroup]:
+    """The state's cases in groups measured alike (warm-ups and repetitions per group).
+
+    A cell whose plan reads more entries than `single_round_entries` (from `reads`, known
+    before any measurement) is measured once with no warm-up; the other cells get the state's
+    `warmups` and `repetitions`, so that at 10M the plans of seconds are measured more than once
+    and those of minutes are not.
+    """
+    limit = state.size.single_round_entries
+    read = {(r["profile"], r["window"]): r["entries_read"] for r in reads if r["dataset"] == state.label}
+
+    def heavy(case: Case) -> bool:
+        return (
+            limit is not None
+            and case.variant.format == "iceberg"
+            and read[(case.variant.profile, case.window.name)] > limit
+        )
+
+    every = cases([query], windows, variants)
+    groups = [
+        RoundGroup([c for c in every if not heavy(c)], state.size.warmups, state.size.repetitions, False),
+        RoundGroup([c for c in every if heavy(c)], 0, 1, True),
+    ]
+    return [group for group in groups if group.cases]
+
+
 def state_rows(state: MetaState, info: dict[str, Any]) -> list[dict[str, Any]]:
     """states.csv rows: one per Iceberg layout, one for the Parquet tree."""
     rows = []
@@ -277,10 +314,15 @@ def run(cfg: DictConfig) -> Path | None:
         }
         for s in states
     }
-    planned = sum(
-        len(windows) * len(variants) * (s.size.warmups + s.size.repetitions)
-        for s, (windows, variants) in zip(states, measures.values(), strict=True)
-    )
+    # What each layout's plan reads per window, from its manifests: known before measuring.
+    reads = []
+    for state in states:
+        windows = measures[state.name][0]
+        for layout_name in state.layouts:
+            manifests = manifest_ranges(ctx.spark, state.table(layout_name))
+            reads += window_reads(state, layout_name, manifests, windows)
+    groups = {s.name: round_groups(s, *measures[s.name], reads, mcfg.query) for s in states}
+    planned = sum(len(g.cases) * (g.warmups + g.repetitions) for found in groups.values() for g in found)
     recorder = Recorder(
         run_dir,
         {
@@ -318,38 +360,40 @@ def run(cfg: DictConfig) -> Path | None:
 
         return reopen
 
-    reads, state_table = [], []
+    write_csv(run_dir / "windows.csv", pd.DataFrame(reads))
+    state_table = []
     for state in states:
         windows, variants = measures[state.name]
-        for layout_name in state.layouts:
-            reads += window_reads(
-                state, layout_name, manifest_ranges(ctx.spark, state.table(layout_name)), windows
-            )
         state_table += state_rows(state, infos[state.name])
-        rounds = protocol.model_copy(
-            update={
-                "warmups": state.size.warmups,
-                "repetitions": state.size.repetitions,
-                "executions": 0,
-                "warmups_execute": False,
-                "steady_k": 0,
-            }
+        heavy = f" reading over {state.size.single_round_entries or 0:,} entries"
+        rounds = ", ".join(
+            f"{len(g.cases)} cells{heavy * g.single} x {g.warmups + g.repetitions} round"
+            + "s" * (g.warmups + g.repetitions > 1)
+            for g in groups[state.name]
         )
         print(
-            f"{state.label}: {len(variants)} variants x {len(windows)} windows x "
-            f"{rounds.warmups + rounds.repetitions} rounds"
+            f"{state.label}: {len(variants)} variants x {len(windows)} windows: {rounds}"
             + (", each measurement in a new driver JVM (fresh_jvm)" if state.size.fresh_jvm else "")
         )
-        recorder.record(
-            ctx.spark,
-            cases([mcfg.query], windows, variants),
-            rounds,
-            base | {"dataset": state.label},
-            progress,
-            reopen=reopener(warm_cases(state, smallest, measures, reads, mcfg.query)),
-            fresh_jvm=state.size.fresh_jvm,
-        )
-        write_csv(run_dir / "windows.csv", pd.DataFrame(reads))
+        reopen = reopener(warm_cases(state, smallest, measures, reads, mcfg.query))
+        for group in groups[state.name]:
+            recorder.record(
+                ctx.spark,
+                group.cases,
+                protocol.model_copy(
+                    update={
+                        "warmups": group.warmups,
+                        "repetitions": group.repetitions,
+                        "executions": 0,
+                        "warmups_execute": False,
+                        "steady_k": 0,
+                    }
+                ),
+                base | {"dataset": state.label},
+                progress,
+                reopen=reopen,
+                fresh_jvm=state.size.fresh_jvm,
+            )
         write_csv(run_dir / "states.csv", pd.DataFrame(state_table))
     recorder.close()
     measurements = pd.DataFrame(recorder.rows)

@@ -494,3 +494,37 @@ def test_planning_modes_are_what_their_names_say(ctx, micro_run) -> None:
         assert done.status == "ok" and done.scan["manifests_scanned"] == state.size.manifests
         jobs[variant.setup] = store.jobsList(None).size() - before
     assert jobs["distributed"] >= 1 and jobs["local"] == 0 and jobs["local_cache"] == 0, jobs
+
+
+def test_plans_reading_over_single_round_entries_are_measured_once(ctx, compose_run, micro_run) -> None:
+    """meta.<size>.single_round_entries (meta_10m: its plans of minutes once, those of seconds
+    three times): a cell whose plan reads more entries than the limit (the run's windows.csv) gets
+    one round and no warm-up, every other cell the state's warm-ups and repetitions, and the
+    run plans exactly the rows it writes."""
+    from icelab.experiments import metadata_scale
+
+    limit = 2000  # micro: as ingested and 30 days read nearly all 3,000 entries; 1 day of the rewrite, fewer
+    cfg = compose_run(
+        *MICRO,
+        "meta.meta_micro.modes=[local]",
+        "meta.meta_micro.listing=[serial]",
+        "meta.meta_micro.windows=[1d,30d]",
+        "meta.meta_micro.warmups=1",
+        "meta.meta_micro.repetitions=2",
+        f"meta.meta_micro.single_round_entries={limit}",
+    )
+    aqe = "spark.sql.adaptive.enabled"  # the experiment turns AQE off in the shared session
+    before = ctx.spark.conf.get(aqe)
+    try:
+        run_dir = Path(metadata_scale.run(cfg))
+    finally:
+        ctx.spark.conf.set(aqe, before)
+    reads = pd.read_csv(run_dir / "windows.csv").set_index(["profile", "window"])["entries_read"]
+    rows = pd.read_parquet(run_dir / "measurements.parquet")
+    found = rows.groupby(["format", "profile", "window"])["warmup"].agg(["size", "sum"])
+    expected = {
+        cell: (1, 0) if cell[0] == "iceberg" and reads[cell[1:]] > limit else (3, 1) for cell in found.index
+    }
+    assert {cell: tuple(found.loc[cell]) for cell in found.index} == expected
+    assert set(expected.values()) == {(1, 0), (3, 1)}  # both kinds of cell occur
+    assert set(rows["status"]) == {"ok"} and validate(run_dir) == []  # planned_rows: the rows written

@@ -30,6 +30,10 @@ class MetaSizeConfig(_Strict):
         modes: Iceberg planning modes measured; listing: Parquet listing modes measured.
         windows: windows measured at this size; null: the experiment's.
         repetitions, warmups: rounds at this size (planning only).
+        single_round_entries: a cell whose plan reads more manifest entries than this (known
+            before measuring, from the layout's manifests) is measured once, with no warm-up:
+            at 10M such a plan takes minutes. The other cells get `warmups` and `repetitions`.
+            null: every cell gets them.
         heap: the builder JVM's heap.
         fresh_jvm: measure each cell of this state in a driver JVM of its own (a new session
             before each measurement), so no cell inherits the heap earlier plans grew.
@@ -46,6 +50,7 @@ class MetaSizeConfig(_Strict):
     windows: list[WindowName] | None = None
     repetitions: int = Field(default=3, gt=0)
     warmups: int = Field(default=1, ge=0)
+    single_round_entries: int | None = Field(default=None, gt=0)
     heap: str = Field(default="4g", pattern=r"^\d+[kmgKMG]$")
     fresh_jvm: bool = False
 
