@@ -10,7 +10,9 @@ import os
 import re
 import signal
 import time
+import uuid
 from pathlib import Path
+from urllib.parse import urlparse
 
 import numpy as np
 import pandas as pd
@@ -225,21 +227,40 @@ def test_duckdb_reads_the_tables(micro_run) -> None:
     con.close()
 
 
+def spark_name(seed: int, commit: int, day: int, k: int) -> str:
+    """The name MetaBuilder gives entry (commit, day, k)'s placeholder: Spark's for a file it writes."""
+    entry = uuid.UUID(int=(seed << 64) | (commit << 40) | (day << 24) | k)
+    return f"part-{k % 100_000:05d}-{entry}.c000.zstd.parquet"
+
+
 def test_parquet_placeholders_mirror_the_entries(ctx, micro_run) -> None:
+    """A day's folder holds a placeholder per entry of that day, named as Spark names its files,
+    each sparse, of the entry's size, with the hidden checksum file Hadoop's local file system
+    writes beside a file (its real size: 8 bytes, then 4 per 512), as in the tiny dataset's tree."""
     _, _, state = micro_run
     per_day = state.counts().sum(axis=0)
     for day in range(state.size.days):
         folder = state.parquet_path / f"date={state.first_day + dt.timedelta(days=day)}"
-        assert len(list(folder.iterdir())) == per_day[day]
+        names = {p.name for p in folder.iterdir()}
+        files = {n for n in names if not n.startswith(".")}
+        assert len(files) == per_day[day] and names - files == {f".{n}.crc" for n in files}
     sizes = ctx.spark.sql(
         f"SELECT file_path, file_size_in_bytes FROM {state.table(AS_INGESTED)}.files"
     ).toPandas()
     name = sizes["file_path"].str.extract(r"timestamp_day=([\d-]+)/c(\d+)-(\d+)\.parquet")
-    sample = sizes.assign(day=name[0], c=name[1], k=name[2]).head(50)
+    sample = sizes.assign(day=name[0], c=name[1].astype(int), k=name[2].astype(int)).head(50)
     for rec in sample.itertuples():
-        placeholder = state.parquet_path / f"date={rec.day}" / f"part-c{rec.c}-{rec.k}.parquet"
+        day = (dt.date.fromisoformat(rec.day) - state.first_day).days
+        placeholder = state.parquet_path / f"date={rec.day}" / spark_name(state.seed, rec.c, day, rec.k)
+        crc = placeholder.with_name(f".{placeholder.name}.crc")
         assert placeholder.stat().st_size == rec.file_size_in_bytes
-        assert placeholder.stat().st_blocks == 0, "sparse: no data written"
+        assert crc.stat().st_size == 8 + 4 * -(-rec.file_size_in_bytes // 512)
+        assert placeholder.stat().st_blocks == crc.stat().st_blocks == 0, "sparse: no data written"
+    # The tiny dataset's tree, written by Spark, has the same shape of names.
+    tree = Path(urlparse(state.template.parquet_uri).path)
+    written = next(tree.glob("*/part-*.parquet")).name
+    assert re.fullmatch(r"part-\d{5}-[0-9a-f-]{36}\.c000\.zstd\.parquet", written), written
+    assert re.fullmatch(r"part-\d{5}-[0-9a-f-]{36}\.c000\.zstd\.parquet", placeholder.name)
 
 
 def test_planning_reads_what_the_manifest_ranges_say(micro_run) -> None:

@@ -30,6 +30,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -175,12 +176,28 @@ public final class MetaBuilder {
         .build();
   }
 
-  /** A sparse file of the entry's size where the Parquet table lists it (no blocks written). */
+  /**
+   * A sparse file of the entry's size where the Parquet table lists it (no blocks written), named
+   * as Spark names a file it writes, with the hidden checksum file Hadoop's local file system
+   * writes beside each (8 bytes, then 4 per 512): a listing here meets the directory entries it
+   * meets in a table Spark wrote to local disk (the states are on local disk).
+   */
   private void placeholder(int commit, int day, int k, DataFile file) throws Exception {
-    Path path =
-        Paths.get(parquetRoot, "date=" + LocalDate.ofEpochDay(firstEpochDay + day), "part-c" + commit + "-" + k + ".parquet");
+    Path dir = Paths.get(parquetRoot, "date=" + LocalDate.ofEpochDay(firstEpochDay + day));
+    String name = sparkName(seed, commit, day, k);
+    sparse(dir.resolve(name), file.fileSizeInBytes());
+    sparse(dir.resolve("." + name + ".crc"), 8 + 4 * ((file.fileSizeInBytes() + 511) / 512));
+  }
+
+  /** Spark's part-<task>-<uuid>.c000.zstd.parquet for entry (commit, day, k); seed and entry fix the uuid. */
+  static String sparkName(long seed, int commit, int day, int k) {
+    UUID id = new UUID(seed, ((long) commit << 40) | ((long) day << 24) | k);
+    return String.format("part-%05d-%s.c000.zstd.parquet", k % 100_000, id);
+  }
+
+  private static void sparse(Path path, long length) throws Exception {
     try (RandomAccessFile out = new RandomAccessFile(path.toFile(), "rw")) {
-      out.setLength(file.fileSizeInBytes());
+      out.setLength(length);
     }
   }
 

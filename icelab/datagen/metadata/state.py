@@ -4,7 +4,9 @@ up to a file count, the Parquet table's Hive `date=` tree of placeholder files.
 Layout under `<data_dir>/meta/<name>-<hash>/`:
     counts.bin                      files per (ingest batch, day), big-endian int32
     iceberg/bench/<layout>/metadata the Iceberg tables (Hadoop catalog meta_<hash>)
-    parquet/events/date=YYYY-MM-DD/ placeholder files: sparse, the entries' sizes, never opened
+    parquet/events/date=YYYY-MM-DD/ placeholder files: sparse, the entries' sizes, never opened;
+                                    Spark's names, each with its hidden .crc (as Spark writes
+                                    to local disk)
     state.json                      written last: the completion mark (build times, disk, counts)
 
 Planning lists files and reads manifests but never opens a data file, so planning can be
