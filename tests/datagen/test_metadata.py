@@ -116,22 +116,27 @@ def test_too_few_files_for_the_layout_is_one_line(compose_cfg) -> None:
 # --- a real micro state ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def micro_run(compose_run, ctx, tiny):  # noqa: ANN001, ANN201
-    """metadata_scale on meta_micro, in this process's session: (cfg, run directory, state)."""
+def run_here(ctx, cfg) -> Path:  # noqa: ANN001
+    """metadata_scale run in this process's session: its run directory."""
     from icelab.experiments import metadata_scale
 
-    cfg = compose_run(*MICRO)
     # The experiment turns AQE off in the session it shares with the tests that follow here.
     aqe = "spark.sql.adaptive.enabled"
     before = ctx.spark.conf.get(aqe)
     try:
-        run_dir = metadata_scale.run(cfg)
+        return Path(metadata_scale.run(cfg))
     finally:
         ctx.spark.conf.set(aqe, before)
+
+
+@pytest.fixture(scope="module")
+def micro_run(compose_run, ctx, tiny):  # noqa: ANN001, ANN201
+    """metadata_scale on meta_micro, in this process's session: (cfg, run directory, state)."""
+    cfg = compose_run(*MICRO)
+    run_dir = run_here(ctx, cfg)
     size = meta_configs(cfg)["meta_micro"]
     state = MetaState.of("meta_micro", size, metadata_scale_config(cfg), tiny.dataset, cfg.paths.data_dir)
-    return cfg, Path(run_dir), state
+    return cfg, run_dir, state
 
 
 def leaves(dtype, inside: bool = False) -> list[bool]:  # noqa: ANN001
@@ -259,8 +264,8 @@ def test_parquet_placeholders_mirror_the_entries(ctx, micro_run) -> None:
     # The tiny dataset's tree, written by Spark, has the same shape of names.
     tree = Path(urlparse(state.template.parquet_uri).path)
     written = next(tree.glob("*/part-*.parquet")).name
-    assert re.fullmatch(r"part-\d{5}-[0-9a-f-]{36}\.c000\.zstd\.parquet", written), written
-    assert re.fullmatch(r"part-\d{5}-[0-9a-f-]{36}\.c000\.zstd\.parquet", placeholder.name)
+    spark_style = r"part-\d{5}-[0-9a-f-]{36}\.c000\.zstd\.parquet"
+    assert re.fullmatch(spark_style, written) and re.fullmatch(spark_style, placeholder.name), written
 
 
 def test_planning_reads_what_the_manifest_ranges_say(micro_run) -> None:
@@ -522,8 +527,6 @@ def test_plans_reading_over_single_round_entries_are_measured_once(ctx, compose_
     three times): a cell whose plan reads more entries than the limit (the run's windows.csv) gets
     one round and no warm-up, every other cell the state's warm-ups and repetitions, and the
     run plans exactly the rows it writes."""
-    from icelab.experiments import metadata_scale
-
     limit = 2000  # micro: as ingested and 30 days read nearly all 3,000 entries; 1 day of the rewrite, fewer
     cfg = compose_run(
         *MICRO,
@@ -534,12 +537,7 @@ def test_plans_reading_over_single_round_entries_are_measured_once(ctx, compose_
         "meta.meta_micro.repetitions=2",
         f"meta.meta_micro.single_round_entries={limit}",
     )
-    aqe = "spark.sql.adaptive.enabled"  # the experiment turns AQE off in the shared session
-    before = ctx.spark.conf.get(aqe)
-    try:
-        run_dir = Path(metadata_scale.run(cfg))
-    finally:
-        ctx.spark.conf.set(aqe, before)
+    run_dir = run_here(ctx, cfg)
     reads = pd.read_csv(run_dir / "windows.csv").set_index(["profile", "window"])["entries_read"]
     rows = pd.read_parquet(run_dir / "measurements.parquet")
     found = rows.groupby(["format", "profile", "window"])["warmup"].agg(["size", "sum"])
