@@ -749,7 +749,61 @@ def reference_runs(reference: Path) -> list[Run]:
     return [latest[e] for e in REFERENCE_EXPERIMENTS if e in latest]
 
 
+def repeat_runs(reference: Path) -> list[Run]:
+    """Every complete run of the real-data planning experiments under `reference`, oldest first."""
+    if not reference.is_dir():
+        return []
+    found = [r for r in find_runs(reference) if r.experiment in REFERENCE_EXPERIMENTS and r.complete]
+    return sorted(found, key=lambda r: r.run_id)
+
+
+SPREAD_KEYS = ["format", "mode", "dataset", "layout", "query_id", "window"]
+# The same cell is also the same work: a rewrite cuts its manifests where it likes, so two runs'
+# copies of one layout can read different manifests for a window; those are not compared.
+SAME_WORK = ["manifests_read", "entries_read", "files_listed"]
+
+
+def repeat_spread(runs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The same cell in separate runs of one dataset: per (format, mode, dataset, layout, query,
+    window) that two or more runs measured reading the same manifests and entries (or files),
+    the runs, their fastest and slowest median planning_ms, and spread = slowest / fastest - 1.
+    No model can come nearer every run than the runs come to one another; this is the scatter a
+    check against them carries.
+
+    Args:
+        runs: each run's measurements (as `measurements` reads them), by run id.
+    """
+    columns = [*SPREAD_KEYS, "runs", "fastest_ms", "slowest_ms", "spread"]
+    keys = [*SPREAD_KEYS, *SAME_WORK]
+    parts = [cells(frame)[[*keys, "planning_ms"]].assign(run_id=rid) for rid, frame in runs.items()]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    every = pd.concat(parts, ignore_index=True)
+    out = every.groupby(keys, sort=True, dropna=False).agg(
+        runs=("run_id", "nunique"), fastest_ms=("planning_ms", "min"), slowest_ms=("planning_ms", "max")
+    )
+    out = out[out["runs"] >= 2].reset_index()
+    return out.assign(spread=out["slowest_ms"] / out["fastest_ms"] - 1)[columns]
+
+
+def spread_summary(spread: pd.DataFrame) -> pd.DataFrame:
+    """Per (format, mode, dataset, layout): cells, most runs of a cell, median and max spread."""
+    keys = ["format", "mode", "dataset", "layout"]
+    if spread.empty:
+        return pd.DataFrame(columns=[*keys, "cells", "runs", "median_spread", "max_spread"])
+    grouped = spread.groupby(keys, sort=True)
+    return grouped.agg(
+        cells=("spread", "size"),
+        runs=("runs", "max"),
+        median_spread=("spread", "median"),
+        max_spread=("spread", "max"),
+    ).reset_index()
+
+
 # --- Console and JSON ---
+
+
+_SPREAD_FORMAT = {"median_spread": "{:.1%}".format, "max_spread": "{:.1%}".format}
 
 
 def _ms(value: float) -> str:
@@ -1003,6 +1057,18 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
         )
         runs = ", ".join(check.reference_runs) or "none found"
         print("\n" + checked_report(check.reference, f"real-data reference runs ({runs})"), file=out)
+        repeats = repeat_runs(Path(args.reference))
+        spread = spread_summary(repeat_spread({r.run_id: measurements(r) for r in repeats}))
+        print(
+            f"\nthe same cells in separate runs ({len(repeats)} complete runs under {args.reference}): "
+            "spread = slowest run's median / fastest run's - 1\n"
+            + (
+                spread.to_string(index=False, formatters=_SPREAD_FORMAT)
+                if not spread.empty
+                else "no cell measured twice"
+            ),
+            file=out,
+        )
         for note in check.notes:
             print(f"note: {note}", file=out)
         data |= {
@@ -1012,6 +1078,7 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
             "reference_runs": check.reference_runs,
             "reference": _records(check.reference),
             "summary": {k: _records(v) for k, v in check.summaries().items()},
+            "repeat_spread": _records(spread),
             "notes": check.notes,
         }
         if args.charts:

@@ -462,6 +462,32 @@ def test_recommend_takes_the_least_summed_prediction():
     )
 
 
+def test_the_same_cell_in_separate_runs_shows_how_far_apart_they_are():
+    """Two runs of one dataset, the second 30% slower in one layout: that layout's spread is 30%
+    in every cell, the others' only the noise; a dataset measured once has no spread."""
+    medium = {"medium-45e49c86fc89": 35_913}
+    first, _, _ = synthetic(medium, seed=3, noise=0.0, setup=False)
+    slower = first["profile"] == "rewrite_8mb"
+    second = first.assign(planning_ms=np.where(slower, first["planning_ms"] * 1.3, first["planning_ms"]))
+    other, _, _ = synthetic({"medium-4149ea9e8a87": 35_913}, seed=3, noise=0.0, setup=False)
+    spread = costmodel.repeat_spread({"a": first, "b": second, "c": other})
+    assert set(spread["dataset"]) == set(medium) and (spread["runs"] == 2).all()
+    eight = spread["layout"] == "rewrite_8mb"
+    assert np.allclose(spread.loc[eight, "spread"], 0.3) and np.allclose(spread.loc[~eight, "spread"], 0.0)
+    assert np.allclose(spread["slowest_ms"] / spread["fastest_ms"] - 1, spread["spread"])
+    summary = costmodel.spread_summary(spread).set_index("layout")
+    assert summary.loc["rewrite_8mb", "max_spread"] == pytest.approx(0.3)
+    assert summary.loc["as_ingested", "max_spread"] == pytest.approx(0.0)
+    assert costmodel.repeat_spread({"a": first}).empty
+    # A rewrite cut elsewhere: the same window reads other manifests, which is other work.
+    recut = second.assign(
+        manifests_scanned=np.where(slower, second["manifests_scanned"] + 1, second["manifests_scanned"])
+    )
+    assert set(costmodel.repeat_spread({"a": first, "b": recut})["layout"]) == set(TARGETS) - {
+        "rewrite_8mb"
+    } | {"parquet"}
+
+
 def write_run(root: Path, frame: pd.DataFrame, states: pd.DataFrame, windows: pd.DataFrame) -> Path:
     run_dir = root / "runs" / "metadata_scale" / "20261124T000000Z-abcdef"
     run_dir.mkdir(parents=True)
@@ -523,6 +549,10 @@ def test_the_holdout_command_prints_both_checks(run_data, tmp_path, capsys):
     assert code == 0
     assert "held out (more than 1,000,000 data files):" in printed and "meta_10m-cccc" in printed
     assert "real-data reference runs (none found): no cells" in printed
+    assert (
+        "the same cells in separate runs (0 complete runs under " in printed
+        and "no cell measured twice" in printed
+    )
 
 
 @pytest.mark.parametrize(

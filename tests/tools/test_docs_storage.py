@@ -106,7 +106,7 @@ def test_a_local_reference_run_that_was_on_the_store_is_refused(results: Path) -
     env = json.loads((local / "env.json").read_text())
     env["storage"] = {"kind": "object", "latency_ms": 0}
     (local / "env.json").write_text(json.dumps(env))
-    with pytest.raises(LookupError, match="not on local disk"):
+    with pytest.raises(LookupError, match="no complete local-disk manifest_8mb run of medium-"):
         storage.planning_table(results)
 
 
@@ -194,3 +194,27 @@ def test_the_per_file_table_divides_the_executions_requests_by_their_files(with_
     m.to_parquet(store / "measurements.parquet")
     rows = rows_of(storage.canonical_table(with_canonical).split("\n\n")[-1])
     assert rows["`parquet`"][header.index("HEAD per file")] == f"{3 * want:,.2f}"
+
+
+def test_the_local_row_is_the_local_run_measured_nearest_the_stores(results: Path) -> None:
+    """Of several local-disk runs of the store's dataset, the one started nearest the store's runs
+    gives the local rows; a nearer run of another dataset is not one of them."""
+    from datetime import timedelta
+
+    from icelab.core.runs import load_run
+
+    source = sorted((REFERENCE / "manifest_8mb").iterdir())[-1]
+    store = load_run(store_runs(results)[0])
+    at = storage.started(store)
+
+    def local_at(delta: timedelta, suffix: str) -> Path:
+        name = f"{(at + delta):%Y%m%dT%H%M%SZ}-{suffix}"
+        return _copy(source, results / "reference" / "manifest_8mb" / name)
+
+    near, far = local_at(timedelta(hours=-2), "aaaaaa"), local_at(timedelta(days=3), "bbbbbb")
+    other = local_at(timedelta(minutes=1), "cccccc")
+    meta = json.loads((other / "run.json").read_text())
+    (other / "run.json").write_text(json.dumps({**meta, "dataset": "medium-000000000000"}))
+    assert storage.planning_runs(results)[0].path == near
+    shutil.rmtree(near)
+    assert storage.planning_runs(results)[0].path != far  # the copied newest run is nearer than 3 days

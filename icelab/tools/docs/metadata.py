@@ -309,6 +309,34 @@ def holdout_block(results: Path) -> str:
     )
 
 
+def repeat_block(results: Path) -> str:
+    """The same medium cells in separate reference runs: how far their medians lie apart, the
+    scatter any check of the model against one run carries."""
+    runs = costmodel.repeat_runs(results / "reference")
+    summary = costmodel.spread_summary(
+        costmodel.repeat_spread({r.run_id: costmodel.measurements(r) for r in runs})
+    )
+    rows = [
+        [
+            r.format,
+            r.mode,
+            f"`{r.dataset}`",
+            r.layout,
+            r.cells,
+            r.runs,
+            pct(r.median_spread, 1),
+            pct(r.max_spread, 1),
+        ]
+        for r in summary.itertuples()
+    ]
+    head = ["format", "mode", "dataset", "layout", "cells", "runs", "median spread", "max spread"]
+    named = ", ".join(f"`{r.experiment}/{r.run_id}`" for r in runs)
+    return (
+        f"From {len(runs)} complete runs: {named}. Spread: the slowest run's median planning of a cell "
+        "over the fastest run's, less one.\n\n" + table(head, rows)
+    )
+
+
 def example_block(results: Path) -> str:
     """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run."""
     run = _run(results)
@@ -333,5 +361,6 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "meta-anchors": anchors_table,
     "costmodel-fit": fit_block,
     "costmodel-holdout": holdout_block,
+    "costmodel-repeat": repeat_block,
     "costmodel-example": example_block,
 }

@@ -2,7 +2,8 @@
 store at each latency measured, the S3 requests behind them, and the canonical geometric means
 on the store beside local disk.
 
-Local disk is the reference set's newest complete `manifest_8mb` and `canonical` runs
+Local disk is the reference set's complete `manifest_8mb` run of the same dataset started
+nearest in time to the object store's runs, and its newest complete `canonical` run
 (`results/reference/`); the object store's runs are a reference set of their own,
 `results/reference/object-store/` (so the local figures and charts never pick them up), one
 `manifest_8mb` run per latency (the newest complete one of each) and the newest `canonical` run.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +25,7 @@ from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, find_runs
 from icelab.tools import compare
 from icelab.tools.docs import canonical, planning
-from icelab.tools.docs.fmt import num, provenance, reference_run, table
+from icelab.tools.docs.fmt import num, provenance, table
 
 OBJECT_STORE = "object-store"  # results/reference/<this>: the object store's reference set
 QUERY = planning.QUERY
@@ -62,18 +64,49 @@ def place(run: Run) -> str:
 
 
 def planning_runs(results: Path) -> list[Run]:
-    """Local disk's manifest_8mb reference run, then the object store's newest per latency.
+    """Local disk's manifest_8mb run nearest in time to the object store's (`nearest_local`),
+    then the object store's newest per latency.
 
     Raises:
-        LookupError: when the local run is not on local disk or the object store has no run.
+        LookupError: when no local-disk run of the store's dataset is stored or the store has no run.
     """
-    local = reference_run(results, "manifest_8mb")
-    if storage(local).get("kind") != "local":
-        raise LookupError(f"{local.path}: the local reference run is not on local disk")
     newest = {latency(r): r for r in object_runs(results, "manifest_8mb")}  # oldest first: newest wins
     if not newest:
         raise LookupError(f"no complete manifest_8mb run under {results / 'reference' / OBJECT_STORE}")
-    return [local, *(newest[ms] for ms in sorted(newest))]
+    stored = [*newest.values()]
+    _check_same_tables(stored)  # before choosing the local run by their dataset
+    return [nearest_local(results, stored), *(newest[ms] for ms in sorted(newest))]
+
+
+def nearest_local(results: Path, others: list[Run]) -> Run:
+    """The complete local-disk manifest_8mb reference run of the object-store runs' dataset that
+    started nearest in time to them: the same cell measured on this shared machine days apart
+    differs by more than a quarter in some layouts (docs/metadata-scale.md, the same cells in
+    separate runs), so the local row is the run measured nearest to the store's rows.
+
+    Raises:
+        LookupError: when no such run is stored.
+    """
+    dataset = others[0].meta().get("dataset")
+    local = [
+        r
+        for r in find_runs(results / "reference")
+        if r.experiment == "manifest_8mb"
+        and r.complete
+        and storage(r).get("kind") == "local"
+        and r.meta().get("dataset") == dataset
+    ]
+    if not local:
+        raise LookupError(
+            f"no complete local-disk manifest_8mb run of {dataset} under {results / 'reference'}"
+        )
+    when = [started(r) for r in others]
+    return min(local, key=lambda r: min(abs(started(r) - t) for t in when))
+
+
+def started(run: Run) -> datetime:
+    """When a run started, from its id (`20261125T113821Z-75bccc`)."""
+    return datetime.strptime(run.run_id.split("-")[0], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
 
 
 def _check_same_tables(runs: list[Run]) -> None:
