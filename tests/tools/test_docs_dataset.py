@@ -39,7 +39,8 @@ def _edit_yaml(path: Path, **changes: object) -> None:
 
 
 def _run(root: Path, experiment: str) -> Path:
-    return next((root / "results" / "reference" / experiment).iterdir())
+    """The experiment's newest stored run, the one the blocks read."""
+    return sorted((root / "results" / "reference" / experiment).iterdir())[-1]
 
 
 def test_the_ladder_follows_the_dataset_config(root: Path) -> None:
