@@ -741,20 +741,23 @@ def measurements(run: Run) -> pd.DataFrame:
     return read_measurements(run.path).assign(planner_threads=cores)
 
 
-def reference_runs(reference: Path) -> list[Run]:
-    """The newest complete run of each real-data planning experiment under `reference`."""
-    if not reference.is_dir():
-        return []
-    latest = latest_runs(find_runs(reference))
-    return [latest[e] for e in REFERENCE_EXPERIMENTS if e in latest]
-
-
 def repeat_runs(reference: Path) -> list[Run]:
     """Every complete run of the real-data planning experiments under `reference`, oldest first."""
     if not reference.is_dir():
         return []
     found = [r for r in find_runs(reference) if r.experiment in REFERENCE_EXPERIMENTS and r.complete]
     return sorted(found, key=lambda r: r.run_id)
+
+
+def newest_of(runs: list[Run]) -> list[Run]:
+    """Of `repeat_runs`, the newest of each real-data planning experiment (what --holdout predicts)."""
+    latest = latest_runs(runs)
+    return [latest[e] for e in REFERENCE_EXPERIMENTS if e in latest]
+
+
+def reference_runs(reference: Path) -> list[Run]:
+    """The newest complete run of each real-data planning experiment under `reference`."""
+    return newest_of(repeat_runs(reference))
 
 
 SPREAD_KEYS = ["format", "mode", "dataset", "layout", "query_id", "window"]
@@ -1037,13 +1040,16 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
     notes: list[str] = []
     if args.holdout:
         try:
-            refs = reference_runs(Path(args.reference))
+            # Each run read once: the newest are predicted, all of them give the spread.
+            repeats = repeat_runs(Path(args.reference))
+            frames = {r.run_id: measurements(r) for r in repeats}
+            refs = newest_of(repeats)
             check = holdout(
                 frame,
                 states,
                 windows,
                 limit,
-                [measurements(r) for r in refs],
+                [frames[r.run_id] for r in refs],
                 features,
                 args.interval,
             )
@@ -1057,8 +1063,7 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
         )
         runs = ", ".join(check.reference_runs) or "none found"
         print("\n" + checked_report(check.reference, f"real-data reference runs ({runs})"), file=out)
-        repeats = repeat_runs(Path(args.reference))
-        spread = spread_summary(repeat_spread({r.run_id: measurements(r) for r in repeats}))
+        spread = spread_summary(repeat_spread(frames))
         print(
             f"\nthe same cells in separate runs ({len(repeats)} complete runs under {args.reference}): "
             "spread = slowest run's median / fastest run's - 1\n"

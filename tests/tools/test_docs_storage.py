@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from icelab.core.runs import load_run
 from icelab.tools.docs import storage
 from tests.tools.test_docs_planning import REFERENCE, rows_of
 
@@ -199,10 +201,6 @@ def test_the_per_file_table_divides_the_executions_requests_by_their_files(with_
 def test_the_local_row_is_the_local_run_measured_nearest_the_stores(results: Path) -> None:
     """Of several local-disk runs of the store's dataset, the one started nearest the store's runs
     gives the local rows; a nearer run of another dataset is not one of them."""
-    from datetime import timedelta
-
-    from icelab.core.runs import load_run
-
     source = sorted((REFERENCE / "manifest_8mb").iterdir())[-1]
     store = load_run(store_runs(results)[0])
     at = storage.started(store)
