@@ -350,6 +350,10 @@ def _utc(run: Run, key: str) -> dt.datetime:
     return dt.datetime.fromisoformat(run.meta()[key])
 
 
+def _by_start(runs: list[Run]) -> list[Run]:
+    return sorted(runs, key=lambda r: _utc(r, "started_utc"))
+
+
 def sitting_runs(results: Path) -> tuple[Run, list[Run]]:
     """The one-sitting set: its metadata_scale run (the fit) and the medium runs it predicts.
 
@@ -362,22 +366,23 @@ def sitting_runs(results: Path) -> tuple[Run, list[Run]]:
     refs = costmodel.reference_runs(base)
     if fit is None or not refs:
         raise LookupError(f"no complete {EXPERIMENT} run and medium runs under {base}")
-    ordered = sorted([fit, *refs], key=lambda r: _utc(r, "started_utc"))
-    for before, after in itertools.pairwise(ordered):
+    for before, after in itertools.pairwise(_by_start([fit, *refs])):
         gap = _utc(after, "started_utc") - _utc(before, "finished_utc")
         if gap > SITTING_GAP:
             raise ValueError(f"{after.run_id} started {gap} after {before.run_id} finished: not one sitting")
     return fit, refs
 
 
+def _predicted(fit: Run, frames: list[pd.DataFrame]) -> costmodel.Holdout:
+    """The model fitted on `fit`'s states, the medium runs' `frames` predicted."""
+    measurements, states, windows = costmodel.load(fit)
+    return costmodel.holdout(measurements, states, windows, reference=frames)
+
+
 def sitting_check(results: Path) -> tuple[Run, list[Run], costmodel.Holdout]:
     """The one-sitting set's runs and the model fitted on its states, its medium runs predicted."""
     fit, refs = sitting_runs(results)
-    measurements, states, windows = costmodel.load(fit)
-    held = costmodel.holdout(
-        measurements, states, windows, reference=[costmodel.measurements(r) for r in refs]
-    )
-    return fit, refs, held
+    return fit, refs, _predicted(fit, [costmodel.measurements(r) for r in refs])
 
 
 def _measured_on(run: Run) -> str:
@@ -388,24 +393,23 @@ def _measured_on(run: Run) -> str:
 def sitting_block(results: Path) -> str:
     """The medium real-data runs predicted by a fit on states measured in the same sitting:
     the check without the drift between days that the repeated cells show."""
-    fit, refs, held = sitting_check(results)
+    fit, refs = sitting_runs(results)
+    frames = {r.run_id: costmodel.measurements(r) for r in refs}  # read once: the check and the spread
+    held = _predicted(fit, list(frames.values()))
     ref = held.reference
     rows = [
         [r.format, r.mode, r.layout, r.cells, pct(r.median_abs_error, 1), pct(r.max_abs_error, 1)]
         for r in costmodel.error_summary(ref).itertuples()
     ]
     head = ["format", "mode", "layout", "cells", "median abs. error", "max abs. error"]
-    ordered = sorted([fit, *refs], key=lambda r: _utc(r, "started_utc"))
     spans = ", then ".join(
         f"`{r.experiment}` {provenance(r)} ({_measured_on(r)}, "
         f"{_utc(r, 'started_utc'):%Y-%m-%d %H:%M} to {_utc(r, 'finished_utc'):%H:%M} UTC)"
-        for r in ordered
+        for r in _by_start([fit, *refs])
     )
     under = int((ref["rel_error"] < 0).sum())
     within = int((ref["rel_error"].abs() <= BAR).sum())
-    spread = costmodel.spread_summary(
-        costmodel.repeat_spread({r.run_id: costmodel.measurements(r) for r in refs})
-    )
+    spread = costmodel.spread_summary(costmodel.repeat_spread(frames))
     same = [
         [r.format, r.mode, r.layout, r.cells, pct(r.median_spread, 1), pct(r.max_spread, 1)]
         for r in spread.itertuples()
