@@ -120,13 +120,7 @@ def run_here(ctx, cfg) -> Path:  # noqa: ANN001
     """metadata_scale run in this process's session: its run directory."""
     from icelab.experiments import metadata_scale
 
-    # The experiment turns AQE off in the session it shares with the tests that follow here.
-    aqe = "spark.sql.adaptive.enabled"
-    before = ctx.spark.conf.get(aqe)
-    try:
-        return Path(metadata_scale.run(cfg))
-    finally:
-        ctx.spark.conf.set(aqe, before)
+    return Path(metadata_scale.run(cfg))
 
 
 @pytest.fixture(scope="module")
