@@ -1,5 +1,6 @@
 """docs/metadata-scale.md's one-sitting block: the medium runs are predicted by the fit on the
-sitting's own states run, never the main reference set's, and runs hours apart are refused.
+sitting's own states run, never the main reference set's, and runs hours apart or planned with
+AQE set differently are refused.
 
 No Spark: copies of the stored runs, edited.
 """
@@ -72,4 +73,16 @@ def test_runs_hours_apart_are_not_one_sitting(results: Path) -> None:
     meta["started_utc"] = late.isoformat()
     run_json.write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="not one sitting"):
+        metadata.sitting_runs(results)
+
+
+def test_runs_planned_with_aqe_set_differently_are_not_compared(results: Path) -> None:
+    """AQE off prepares the whole physical plan at planning time: a states run without it would
+    carry that into the fit's fixed cost and every medium prediction."""
+    metadata.sitting_runs(results)  # as stored: every run with Spark's default, AQE on
+    env_json = _run(results / "reference" / metadata.SITTING, metadata.EXPERIMENT) / "env.json"
+    env = json.loads(env_json.read_text())
+    env["spark_conf"]["spark.sql.adaptive.enabled"] = "false"
+    env_json.write_text(json.dumps(env))
+    with pytest.raises(ValueError, match="not planned alike: .* AQE off"):
         metadata.sitting_runs(results)

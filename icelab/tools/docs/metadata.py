@@ -359,7 +359,8 @@ def sitting_runs(results: Path) -> tuple[Run, list[Run]]:
 
     Raises:
         LookupError: when the set is missing a run.
-        ValueError: when one run started more than SITTING_GAP after the one before it finished.
+        ValueError: when one run started more than SITTING_GAP after the one before it finished,
+            or the runs did not all plan with AQE alike (`_aqe`).
     """
     base = results / "reference" / SITTING
     fit = latest_runs(find_runs(base)).get(EXPERIMENT)
@@ -370,6 +371,9 @@ def sitting_runs(results: Path) -> tuple[Run, list[Run]]:
         gap = _utc(after, "started_utc") - _utc(before, "finished_utc")
         if gap > SITTING_GAP:
             raise ValueError(f"{after.run_id} started {gap} after {before.run_id} finished: not one sitting")
+    aqe = {r.run_id: _aqe(r) for r in _by_start([fit, *refs])}
+    if len(set(aqe.values())) > 1:
+        raise ValueError("not planned alike: " + ", ".join(f"{run} {how}" for run, how in aqe.items()))
     return fit, refs
 
 
@@ -390,6 +394,13 @@ def _measured_on(run: Run) -> str:
     return ", ".join(_states(run)) if run.experiment == EXPERIMENT else str(run.meta().get("dataset"))
 
 
+def _aqe(run: Run) -> str:
+    """Whether the run planned with AQE on (env.json's Spark settings; unset is Spark's default,
+    on): the states run and the medium runs it predicts are compared like for like only alike."""
+    value = str(run.env().get("spark_conf", {}).get("spark.sql.adaptive.enabled", "true")).lower()
+    return "AQE on" if value == "true" else "AQE off"
+
+
 def sitting_block(results: Path) -> str:
     """The medium real-data runs predicted by a fit on states measured in the same sitting:
     the check without the drift between days that the repeated cells show."""
@@ -403,7 +414,7 @@ def sitting_block(results: Path) -> str:
     ]
     head = ["format", "mode", "layout", "cells", "median abs. error", "max abs. error"]
     spans = ", then ".join(
-        f"`{r.experiment}` {provenance(r)} ({_measured_on(r)}, "
+        f"`{r.experiment}` {provenance(r)} ({_measured_on(r)}, {_aqe(r)}, "
         f"{_utc(r, 'started_utc'):%Y-%m-%d %H:%M} to {_utc(r, 'finished_utc'):%H:%M} UTC)"
         for r in _by_start([fit, *refs])
     )
