@@ -116,8 +116,8 @@ def test_too_few_files_for_the_layout_is_one_line(compose_cfg) -> None:
 # --- a real micro state ---------------------------------------------------------------------
 
 
-def run_here(ctx, cfg) -> Path:  # noqa: ANN001
-    """metadata_scale run in this process's session: its run directory."""
+def run_here(cfg) -> Path:  # noqa: ANN001
+    """metadata_scale run in this process's session (the caller's `ctx`): its run directory."""
     from icelab.experiments import metadata_scale
 
     return Path(metadata_scale.run(cfg))
@@ -127,7 +127,7 @@ def run_here(ctx, cfg) -> Path:  # noqa: ANN001
 def micro_run(compose_run, ctx, tiny):  # noqa: ANN001, ANN201
     """metadata_scale on meta_micro, in this process's session: (cfg, run directory, state)."""
     cfg = compose_run(*MICRO)
-    run_dir = run_here(ctx, cfg)
+    run_dir = run_here(cfg)
     size = meta_configs(cfg)["meta_micro"]
     state = MetaState.of("meta_micro", size, metadata_scale_config(cfg), tiny.dataset, cfg.paths.data_dir)
     return cfg, run_dir, state
@@ -531,7 +531,7 @@ def test_plans_reading_over_single_round_entries_are_measured_once(ctx, compose_
         "meta.meta_micro.repetitions=2",
         f"meta.meta_micro.single_round_entries={limit}",
     )
-    run_dir = run_here(ctx, cfg)
+    run_dir = run_here(cfg)
     reads = pd.read_csv(run_dir / "windows.csv").set_index(["profile", "window"])["entries_read"]
     rows = pd.read_parquet(run_dir / "measurements.parquet")
     found = rows.groupby(["format", "profile", "window"])["warmup"].agg(["size", "sum"])

@@ -367,11 +367,12 @@ def sitting_runs(results: Path) -> tuple[Run, list[Run]]:
     refs = costmodel.reference_runs(base)
     if fit is None or not refs:
         raise LookupError(f"no complete {EXPERIMENT} run and medium runs under {base}")
-    for before, after in itertools.pairwise(_by_start([fit, *refs])):
+    ordered = _by_start([fit, *refs])
+    for before, after in itertools.pairwise(ordered):
         gap = _utc(after, "started_utc") - _utc(before, "finished_utc")
         if gap > SITTING_GAP:
             raise ValueError(f"{after.run_id} started {gap} after {before.run_id} finished: not one sitting")
-    aqe = {r.run_id: _aqe(r) for r in _by_start([fit, *refs])}
+    aqe = {r.run_id: _aqe(r) for r in ordered}
     if len(set(aqe.values())) > 1:
         raise ValueError("not planned alike: " + ", ".join(f"{run} {how}" for run, how in aqe.items()))
     return fit, refs
@@ -396,7 +397,7 @@ def _measured_on(run: Run) -> str:
 
 def _aqe(run: Run) -> str:
     """Whether the run planned with AQE on (env.json's Spark settings; unset is Spark's default,
-    on): the states run and the medium runs it predicts are compared like for like only alike."""
+    on): the states run and the medium runs it predicts compare like for like only when alike."""
     value = str(run.env().get("spark_conf", {}).get("spark.sql.adaptive.enabled", "true")).lower()
     return "AQE on" if value == "true" else "AQE off"
 
