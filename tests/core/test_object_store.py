@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -186,8 +187,15 @@ def test_no_server_process_is_left_after_the_run(runs):
     assert refused(env["endpoint"]) and refused(env["spark_endpoint"])
 
 
+# SIGINT handled as in a terminal's foreground process: otherwise the child inherits the test
+# runner's disposition, and a runner started in the background by a non-interactive shell (or
+# under nohup) ignores SIGINT until a SparkContext installs its handler in that worker, so the
+# child slept through the test's Ctrl-C (its /proc status showed SIGINT in SigIgn). SIGUSR1
+# dumps the child's stacks, for stop_child's message should it hang.
 CHILD = """
-import json, sys, time
+import faulthandler, json, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 from icelab.core import object_store
 from icelab.core.config import StorageConfig
 store = object_store.open_store(StorageConfig(kind="object", dir=sys.argv[1], latency_ms=2), "s3a://icelab/data")
@@ -221,8 +229,16 @@ def stop_child(proc: subprocess.Popen, sig: int, state_dir: Path, store: dict) -
     """Signal the store's process; nothing of the store may be left running or listening."""
     proc.send_signal(sig)
     # Rgw.stop gives each of its three daemons 15 s to stop and 10 s more once killed: up to 75 s
-    # on a loaded machine (CI timed out at 60 once), so wait beyond that.
-    proc.wait(timeout=120)
+    # on a loaded machine, so wait beyond that.
+    try:
+        proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        ignored = re.search(r"SigIgn:\s*(\w+)", Path(f"/proc/{proc.pid}/status").read_text())[1]
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        proc.kill()
+        stacks = proc.communicate(timeout=30)[1][-6000:]
+        pytest.fail(f"store's process still up 120 s after {sig!r} (SigIgn {ignored}); stacks:\n{stacks}")
     # SIGINT and SIGTERM: the process stops the store; SIGKILL: the kernel's parent-death signal.
     assert wait_gone(state_dir) == []
     # Not a refused connection: a freed port may be taken at once by another test's process
