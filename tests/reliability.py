@@ -60,13 +60,14 @@ def run(tmp: Path, *extra: str, kill_at: str | None = None) -> subprocess.Comple
     )
 
 
-def two_at_once(tmp: Path, *extra: str, cwd: Path = REPO) -> list[str]:
-    """Start the micro smoke benchmark twice at the same moment; both must succeed. What each
-    printed (stdout, then stderr)."""
+def two_at_once(tmp: Path, *extra: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> list[str]:
+    """Start the micro smoke benchmark twice at the same moment (in environment `env`, by default
+    this one); both must succeed. What each printed (stdout, then stderr)."""
     procs = [
         subprocess.Popen(
             command(tmp, *extra, outputs=f"outputs{i}"),
             cwd=cwd,
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -12,6 +12,7 @@ the tests to eight `python run.py` processes.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,9 @@ def killed_build(story: Path) -> subprocess.CompletedProcess:
 def rebuilt(story: Path, killed_build: subprocess.CompletedProcess) -> list[str]:
     """Step 2: two runs at once on the half-built dataset, Hive catalog; their output."""
     # Derby would write metastore_db/ and derby.log into the working directory: it must not.
-    return two_at_once(story, HIVE, cwd=story)
+    # Their temporary directories (each run's own Derby metastore) go to the story's `tmp`.
+    (story / "tmp").mkdir()
+    return two_at_once(story, HIVE, cwd=story, env={**os.environ, "TMPDIR": str(story / "tmp")})
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +122,11 @@ def test_two_runs_at_once_on_a_half_built_dataset_rebuild_it_once(story, rebuilt
 
 
 def test_two_runs_with_spark_hive_catalog_at_once_get_a_metastore_each(story, rebuilt):
-    """Embedded Derby admits one JVM per database: each session gets its own, no Derby error."""
+    """Embedded Derby admits one JVM per database: each session gets its own, no Derby error, and
+    it is gone once its run has ended."""
     assert not any("derby" in out.lower() for out in rebuilt)
     assert not (story / "metastore_db").exists() and not (story / "derby.log").exists()
+    assert list((story / "tmp").glob("icelab-metastore-*")) == []
     for found in smoke_runs(story):
         conf = json.loads((found / "env.json").read_text())["spark_conf"]
         assert conf["spark.sql.catalogImplementation"] == "hive"

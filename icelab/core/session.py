@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +40,8 @@ FIXED_CONF = {
 # same process (a multirun's next job) keeps the first one's, whatever its config says.
 JVM_SETTINGS = ("engine.java_options", "engine.driver_memory", "spark.driver.extraClassPath", "spark.jars")
 _launched: dict[str, str] | None = None
+# The Derby metastores `metastore_conf` made in this process: deleted at its exit.
+_metastores: list[str] = []
 
 
 def jvm_settings(engine: EngineConfig, conf: Mapping[str, str]) -> dict[str, str]:
@@ -111,15 +115,18 @@ def metastore_conf(conf: dict[str, str]) -> dict[str, str]:
 
     Embedded Derby admits one JVM per database directory; the second run would die in a Derby
     stack trace. With `catalogImplementation=hive` and no metastore service or JDBC URL given,
-    each session gets a Derby database of its own in a temporary directory (icelab registers the
-    Parquet table in every session anyway). A user-given embedded Derby URL is locked instead,
-    so a second run waits for the first with a clear message.
+    each session gets a Derby database of its own in a temporary directory, deleted when the
+    process exits (icelab registers the Parquet table in every session anyway). A user-given
+    embedded Derby URL is locked instead, so a second run waits for the first with a clear message.
     """
     if conf.get("spark.sql.catalogImplementation") != "hive" or "spark.hadoop.hive.metastore.uris" in conf:
         return {}
     url = conf.get(JDO_URL)
     if url is None:
         home = tempfile.mkdtemp(prefix="icelab-metastore-")
+        if not _metastores:
+            atexit.register(remove_metastores)
+        _metastores.append(home)
         java_options = conf["spark.driver.extraJavaOptions"]
         return {
             JDO_URL: f"jdbc:derby:;databaseName={home}/metastore_db;create=true",
@@ -130,6 +137,18 @@ def metastore_conf(conf: dict[str, str]) -> dict[str, str]:
     if url.startswith("jdbc:derby:") and not url.startswith("jdbc:derby://"):
         locks.acquire(url, f"the embedded Derby metastore {url} (one JVM at a time)", exclusive=True)
     return {}
+
+
+def remove_metastores() -> None:
+    """Delete the Derby metastores `metastore_conf` made in this process, after its driver JVM.
+
+    Registered with atexit when the first is made: each held about 4 MB and outlived its run. (A
+    process killed outright leaves its own, as it leaves Spark's temporary directories.)
+    """
+    if _metastores:
+        stop_jvm()  # Derby writes to its database until the JVM holding it is gone
+    while _metastores:
+        shutil.rmtree(_metastores.pop(), ignore_errors=True)
 
 
 def get_session(
