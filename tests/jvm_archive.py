@@ -36,6 +36,9 @@ BASE_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 # How long the training JVM may take to write the archive as it exits.
 DUMP_S = 120
+# Another key's archive is another checkout's or an older Java's (180 MB each): kept while it was
+# used this recently, so checkouts on one machine do not delete each other's.
+KEEP_UNUSED_S = 7 * 24 * 3600
 
 
 def _key() -> str:
@@ -48,6 +51,8 @@ def _key() -> str:
         packages = [importlib.metadata.version(p) for p in ("pyspark", "snowpark-connect-deps-iceberg")]
     except Exception:  # noqa: BLE001 (no usable Java or Spark: the tests that need them say so)
         return "no-java"
+    # sys.prefix: the jars' paths are part of the class path the archive records, and a JVM whose
+    # class path differs ignores it, so each virtualenv (each checkout) needs its own archive.
     parts = [java, version, *packages, BASE_FLAGS, sys.prefix]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
@@ -61,6 +66,27 @@ def _dumping(path: Path) -> bool:
     """Whether a live process still has `path` as its ArchiveClassesAtExit (it writes at exit)."""
     flag = f"-XX:ArchiveClassesAtExit={path}"
     return any(flag in cluster.cmdline(p.pid) for p in psutil.process_iter())
+
+
+def prune(directory: Path, keep: Path, now: float | None = None) -> list[Path]:
+    """Delete what no suite will use again: other keys' archives unused for KEEP_UNUSED_S, and
+    the partial archives and work directories of training runs whose process is gone (a suite
+    killed outright leaves them). Returns what was deleted."""
+    now = time.time() if now is None else now
+    gone = []
+    for path in directory.glob("jvm-*.jsa"):
+        if path != keep and now - path.stat().st_mtime > KEEP_UNUSED_S:
+            gone.append(path)
+    for path in [*directory.glob("jvm-*.*.part"), *directory.glob("train-*")]:
+        pid = path.name.split(".")[-2] if path.suffix == ".part" else path.name.removeprefix("train-")
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            gone.append(path)
+    for path in gone:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return gone
 
 
 class Trainer:
@@ -77,13 +103,15 @@ class Trainer:
 
     def start(self) -> None:
         """Start the training run unless the archive exists (or Java is missing)."""
-        if ARCHIVE.is_file() or KEY == "no-java":
+        if ARCHIVE.is_file():
+            os.utime(ARCHIVE)  # in use: what prune reads as its last use
+            return
+        if KEY == "no-java":
             return
         from tests.reliability import MICRO
 
         ARCHIVE.parent.mkdir(parents=True, exist_ok=True)
-        for old in ARCHIVE.parent.glob("jvm-*.jsa"):  # another Java's or PySpark's: 180 MB each
-            old.unlink(missing_ok=True)
+        prune(ARCHIVE.parent, keep=ARCHIVE)
         overrides = [a for a in MICRO if not a.startswith("engine.java_options=")]
         java = f"engine.java_options='{BASE_FLAGS} -XX:ArchiveClassesAtExit={self.partial} {QUIET}'"
         paths = [f"paths.{d}_dir={self.work / d}" for d in ("data", "results")]

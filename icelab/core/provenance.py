@@ -90,18 +90,21 @@ def _redact(data: Any, path: str, copies: list[str]) -> Any:
     return data
 
 
-def _git(*args: str) -> str | None:
+def _git(repo: Path, *args: str) -> str | None:
     try:
-        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=20, check=True)
+        out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=20, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip()
 
 
-def git_state() -> dict[str, object]:
-    """Commit of the harness and whether the work tree had uncommitted changes."""
-    commit = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain", "--untracked-files=no")
+def git_state(repo: Path = REPO) -> dict[str, object]:
+    """Commit of the harness and whether the work tree had uncommitted changes to tracked files.
+
+    Both are None where git cannot tell (no git on the PATH, or `repo` is no checkout).
+    """
+    commit = _git(repo, "rev-parse", "HEAD")
+    status = _git(repo, "status", "--porcelain", "--untracked-files=no")
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 

@@ -118,6 +118,35 @@ def test_a_hadoop_table_resolves_to_its_catalog_and_an_old_version_to_its_file(t
     assert old.kind == "path" and not old.writable
 
 
+RULE = {"bounds_p90": Threshold(advise=4, need=16)}
+
+
+@pytest.mark.parametrize(
+    ("value", "level"),
+    [
+        (3.99, "healthy"),
+        (4.0, "healthy"),  # at the advise limit: not above it
+        (4.01, "rewrite advised"),
+        (16.0, "rewrite advised"),  # at the need limit: advised, not needed
+        (16.01, "rewrite needed"),
+    ],
+)
+def test_a_rule_trips_only_above_its_limits(value, level):
+    got, reasons = judge({"bounds": {"p90": value}}, RULE)
+    assert got == level
+    assert len(reasons) == (level != "healthy")
+
+
+def test_the_verdict_is_the_worst_rule_and_names_each_that_tripped():
+    rules = RULE | {"span_median": Threshold(advise=0.5, need=0.9)}
+    level, reasons = judge({"bounds": {"p90": 20.0}, "span": {"median": 0.6}}, rules)
+    assert level == "rewrite needed"
+    assert reasons == [
+        "bounds_p90 = 20.00 > 16 (rewrite needed)",
+        "span_median = 0.60 > 0.5 (rewrite advised)",
+    ]
+
+
 def test_the_doctor_and_manifest_health_share_one_policy():
     assert manifest_health.judge is judge  # moved down into bench, still importable there
     rules = manifest_health_rules()

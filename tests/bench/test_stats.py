@@ -50,6 +50,10 @@ def test_medians_exclude_warmups_and_failures():
     assert not s.loc["1d", "planning_ms_unstable"]
     assert s.loc["7d", "planning_ms_unstable"]  # IQR 70 on a median of 50
     assert s.loc["7d", "errors"] == 1 and s.loc["1d", "errors"] == 0
+    # The 7d group holds the error row (1e9 ms): it is counted as an error, never as a value.
+    assert s.loc["7d", "planning_ms_n"] == 4
+    assert s.loc["7d", "planning_ms_median"] == pytest.approx(50.0)
+    assert s.loc["7d", "planning_ms_q3"] == pytest.approx(95.0)
 
 
 def test_growth_is_wide_over_narrow():

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
+import pytest
 from omegaconf import OmegaConf
 
 from icelab.core.provenance import REDACTED, git_state, machine, redact, versions
@@ -35,6 +38,48 @@ def test_machine_and_versions():
 def test_git_state_has_commit_and_dirty_flag():
     state = git_state()
     assert set(state) == {"commit", "dirty"}
+
+
+def _git(repo: Path, *args: str) -> str:
+    identity = ["-c", "user.name=icelab-test", "-c", "user.email=test@icelab.invalid"]
+    done = subprocess.run(["git", *identity, *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A git repository of its own with one committed file."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "tracked.txt").write_text("one\n")
+    _git(tmp_path, "add", "tracked.txt")
+    _git(tmp_path, "commit", "-q", "-m", "first")
+    return tmp_path
+
+
+def test_a_clean_checkout_is_not_dirty(checkout: Path):
+    assert git_state(checkout) == {"commit": _git(checkout, "rev-parse", "HEAD"), "dirty": False}
+
+
+def test_an_edited_tracked_file_makes_it_dirty(checkout: Path):
+    (checkout / "tracked.txt").write_text("two\n")
+    assert git_state(checkout)["dirty"] is True
+
+
+def test_an_untracked_file_leaves_it_clean(checkout: Path):
+    # Results and data written beside the code are untracked; they change no measuring code.
+    (checkout / "new.txt").write_text("x\n")
+    assert git_state(checkout)["dirty"] is False
+
+
+def test_without_git_the_state_is_unknown(checkout: Path, tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path_factory.mktemp("no-git")))  # no git on the PATH
+    assert git_state(checkout) == {"commit": None, "dirty": None}
+
+
+def test_outside_a_checkout_the_state_is_unknown(tmp_path_factory, monkeypatch):
+    bare = tmp_path_factory.mktemp("not-a-repo")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(bare.parent))  # do not find a repo above it
+    assert git_state(bare) == {"commit": None, "dirty": None}
 
 
 def test_nested_settings_are_judged_on_their_full_path():

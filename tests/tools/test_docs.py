@@ -51,3 +51,21 @@ def test_a_block_without_a_generator_is_one_line(checkout: Path, capsys) -> None
     page.write_text(page.read_text() + "<!-- generated:nope -->\n<!-- /generated:nope -->\n")
     assert main(["--check", "--root", str(checkout)]) == 2
     assert "docs/index.md: no generator for block 'nope'" in capsys.readouterr().err
+
+
+def test_a_number_edited_in_a_later_block_of_a_page_is_caught(checkout: Path, capsys) -> None:
+    """Every block of a page is rendered, not only its first: edit the last block that holds a
+    figure on the page with the most blocks."""
+    page = max((checkout / "docs").glob("*.md"), key=lambda p: len(BLOCK.findall(p.read_text())))
+    text = page.read_text()
+    with_figure = [b for b in BLOCK.finditer(text) if re.search(r"\d", b.group("body"))]
+    assert len(with_figure) >= 2, f"{page.name} has fewer than two blocks with a figure"
+    block = with_figure[-1]
+    digit = re.search(r"\d", block.group("body"))
+    at = block.start("body") + digit.start()
+    edited = text[:at] + str((int(text[at]) + 1) % 10) + text[at + 1 :]
+    page.write_text(edited)
+    assert main(["--check", "--root", str(checkout)]) == 1
+    assert f"docs/{page.name}: differs from its results" in capsys.readouterr().out
+    assert main(["--root", str(checkout)]) == 0
+    assert page.read_text() == text
