@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 
 from icelab.core import failpoints, locks
 from icelab.core.config import ProfileConfig
+from icelab.core.iceberg import current_snapshot_id, load_table
 from icelab.datagen.dataset import Dataset
 
 SIGNATURE = "icelab.profile"
@@ -53,13 +54,6 @@ def current_metadata_file(spark: SparkSession, table: str) -> str:
     return row.file
 
 
-def current_snapshot(spark: SparkSession, table: str) -> int:
-    """The table's current snapshot id."""
-    return spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").first()[
-        0
-    ]
-
-
 def profile_table(dataset: Dataset, profile: Profile) -> str:
     """Table name holding a profile's state."""
     if profile.is_original:
@@ -82,7 +76,7 @@ def prepare(spark: SparkSession, dataset: Dataset, profile: Profile) -> str:
 
 
 def _prepare(spark: SparkSession, dataset: Dataset, profile: Profile, table: str) -> str:
-    source_snapshot = current_snapshot(spark, dataset.iceberg_table)
+    source_snapshot = current_snapshot_id(spark, dataset.iceberg_table)
     signature = f"source={source_snapshot};target={profile.target_bytes}"
     if profile.expire:
         signature += ";expired"
@@ -120,8 +114,7 @@ def expire(spark: SparkSession, table: str) -> None:
     is what expiry removes here. `experiments/snapshot_expiry.py` measures a real expiry with
     file deletion on a table of its own.
     """
-    jvm = spark._jvm
-    loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
-    now_ms = jvm.java.lang.System.currentTimeMillis()
+    loaded = load_table(spark, table)
+    now_ms = spark._jvm.java.lang.System.currentTimeMillis()
     loaded.expireSnapshots().expireOlderThan(now_ms).retainLast(1).cleanExpiredFiles(False).commit()
     spark.sql(f"REFRESH TABLE {table}")

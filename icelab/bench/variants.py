@@ -11,9 +11,10 @@ from typing import Any
 from pyspark.sql import SparkSession
 from tqdm import tqdm
 
-from icelab.bench.profiles import Profile, current_snapshot, prepare
+from icelab.bench.profiles import Profile, prepare
 from icelab.core.config import ProfileConfig, SetupConfig, flatten
 from icelab.core.errors import UserError
+from icelab.core.iceberg import current_snapshot_id
 from icelab.core.session import jvm_running
 from icelab.datagen.dataset import Dataset
 
@@ -131,7 +132,7 @@ def table_state(spark: SparkSession, variant: Variant) -> dict[str, Any]:
     if variant.format == "iceberg":
         row = spark.sql(f"SELECT count(*) AS n, sum(length) AS bytes FROM {variant.table}.manifests").first()
         snapshots = spark.sql(f"SELECT count(*) FROM {variant.table}.snapshots").first()[0]
-        snapshot = current_snapshot(spark, variant.table)
+        snapshot = current_snapshot_id(spark, variant.table)
         state |= {
             "manifests": row.n,
             "manifest_bytes": row.bytes,

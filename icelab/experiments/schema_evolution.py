@@ -28,6 +28,7 @@ from icelab.charts.schema_table import RECORDS, outcome_table, to_markdown, writ
 from icelab.core import run_state, storage
 from icelab.core.config import SchemaEvolutionConfig, schema_evolution_config
 from icelab.core.errors import UserError
+from icelab.core.iceberg import current_snapshot_id, load_table
 from icelab.core.results import write_parquet
 from icelab.core.session import register_iceberg_catalog
 from icelab.experiments.schema_scenarios import (
@@ -36,12 +37,10 @@ from icelab.experiments.schema_scenarios import (
     apply_java,
     change_sql,
     create_sql,
-    current_snapshot,
     engine_error,
     field_ids,
     has_java_route,
     live_state,
-    load_table,
     rows,
 )
 from icelab.schema.model import Column, parse_type
@@ -132,7 +131,7 @@ def run_scenario(
         batch = rows(spark, sc.base.columns, k * old // scfg.commits, (k + 1) * old // scfg.commits)
         batch.writeTo(table).append()
         batch.write.mode("append").parquet(pq)
-    pre, ids_before = current_snapshot(spark, table), field_ids(spark, table)
+    pre, ids_before = current_snapshot_id(spark, table), field_ids(spark, table)
     state = live_state(spark, table, sc.consumers)
     verdicts = check(state, sc.parsed())
 

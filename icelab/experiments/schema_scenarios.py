@@ -13,6 +13,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from icelab.core.iceberg import load_table
 from icelab.schema.model import Change, Column, TableState, parse_change, parse_transform, parse_type
 
 
@@ -31,7 +32,7 @@ EVENTS = Base(
     (
         Column("event_id", "long", required=True),
         Column("payload", "string"),
-        Column("ts", "timestamp"),
+        Column("ts", "timestamptz"),
         Column("qty", "int"),
         Column("score", "float"),
         Column("ratio", "double"),
@@ -178,7 +179,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "readd_partition_name",
-            ("drop-partition ts_day", "drop ts", "add ts timestamp"),
+            ("drop-partition ts_day", "drop ts", "add ts timestamptz"),
             "ts",
             "ts",
             "Iceberg #10487: drop a partition field and its column, add a column of the same name",
@@ -189,7 +190,8 @@ SCENARIOS: dict[str, Scenario] = {
 
 # ---- Iceberg tables through Spark and the Java API --------------------------------------------
 
-_SPARK_TYPE = {"long": "bigint"}
+# Spark's TIMESTAMP carries a zone (Iceberg's timestamptz); Iceberg's timestamp is TIMESTAMP_NTZ.
+_SPARK_TYPE = {"long": "bigint", "timestamptz": "timestamp", "timestamp": "timestamp_ntz"}
 
 
 def spark_type(type_: str) -> str:
@@ -210,8 +212,9 @@ def create_sql(table: str, base: Base) -> str:
 def _value_sql(col: Column) -> str:
     """A deterministic value per row id; optional columns are NULL on every 10th row."""
     t = col.type
-    if t == "timestamp":
-        return "timestamp_seconds(1704067200 + (id % 4) * 86400 + id)"  # four days from 2024-01-01
+    if t.startswith("timestamp"):  # four days from 2024-01-01
+        seconds = "timestamp_seconds(1704067200 + (id % 4) * 86400 + id)"
+        return seconds if t == "timestamptz" else f"CAST({seconds} AS {spark_type(t)})"
     if t.startswith("decimal"):
         expr = f"CAST((id % 1000) / 100 AS {t})"
     else:
@@ -234,23 +237,12 @@ def rows(spark: SparkSession, columns: list[Column] | tuple[Column, ...], start:
     return spark.range(start, end, numPartitions=1).selectExpr(*exprs)
 
 
-def load_table(spark: SparkSession, table: str) -> Any:
-    """The Iceberg Java table behind a Spark table name (fresh from the catalog)."""
-    return spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
-
-
 def field_ids(spark: SparkSession, table: str) -> list[dict[str, Any]]:
     """The current schema's top-level columns: id, name, type, required."""
     return [
         {"id": int(c.fieldId()), "name": c.name(), "type": str(c.type()), "required": bool(c.isRequired())}
         for c in load_table(spark, table).schema().columns()
     ]
-
-
-def current_snapshot(spark: SparkSession, table: str) -> int | None:
-    """The current snapshot id."""
-    snap = load_table(spark, table).currentSnapshot()
-    return None if snap is None else int(snap.snapshotId())
 
 
 _JAVA_TRANSFORM = {"day": "days", "hour": "hours", "month": "months", "year": "years"}
@@ -334,8 +326,10 @@ def _java_type(spark: SparkSession, type_: str) -> Any:
     if type_.startswith("decimal"):
         p, s = type_[8:-1].split(",")
         return types.DecimalType.of(int(p), int(s))
-    if type_ == "timestamp":
+    if type_ == "timestamptz":
         return types.TimestampType.withZone()
+    if type_ == "timestamp":
+        return types.TimestampType.withoutZone()
     name = {"int": "IntegerType", "long": "LongType"}.get(type_, type_.capitalize() + "Type")
     return getattr(types, name).get()
 

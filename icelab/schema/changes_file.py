@@ -45,8 +45,8 @@ def state_from_dict(raw: Any) -> TableState:
             raise CheckInputError(f"bad column '{name}: {spec}' (use 'type' or 'type required')")
         columns.append(Column(str(name), parse_type(words[0]), words[1:] == ["required"]))
     partition = []
-    for item in raw.get("partition") or []:
-        name, _, transform = str(item).rpartition("=")
+    for item in partition_items(raw.get("partition")):
+        name, _, transform = item.rpartition("=")
         partition.append(parse_transform(transform, name or None))
     state = TableState(
         tuple(columns),
@@ -60,6 +60,25 @@ def state_from_dict(raw: Any) -> TableState:
     if missing:
         raise CheckInputError(f"partition source '{missing[0]}' is not a column")
     return state
+
+
+def partition_items(value: Any) -> list[str]:
+    """The partition fields of `table.partition`, as a list or one string.
+
+    YAML's flow list `[days(ts), bucket(16, user_id)]` splits at the comma inside the transform,
+    as Spark's own syntax writes it; the pieces are joined again at the parentheses.
+    """
+    if not value:
+        return []
+    text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
 
 
 def _names(raw: dict[str, Any], key: str) -> list[str]:

@@ -10,7 +10,27 @@ from dataclasses import dataclass
 
 from icelab.core.errors import UserError
 
-PRIMITIVES = ("boolean", "int", "long", "float", "double", "date", "timestamp", "string", "binary")
+# Iceberg's type names: `timestamp` has no zone, `timestamptz` has one; no change between them is
+# allowed. Spark DDL's TIMESTAMP is Iceberg's timestamptz, its TIMESTAMP_NTZ Iceberg's timestamp.
+PRIMITIVES = (
+    "boolean",
+    "int",
+    "long",
+    "float",
+    "double",
+    "date",
+    "timestamp",
+    "timestamptz",
+    "string",
+    "binary",
+)
+_ALIASES = {
+    "bigint": "long",
+    "integer": "int",
+    "bool": "boolean",
+    "timestamp_ntz": "timestamp",
+    "timestamp_ltz": "timestamptz",
+}
 _DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
 # Iceberg's default partition field names per transform, as Spark DDL creates them.
 _TRANSFORM = re.compile(
@@ -31,13 +51,14 @@ class CheckInputError(UserError):
 
 
 def parse_type(text: str) -> str:
-    """Normalise a type name (`bigint` -> `long`, `decimal(9, 2)` -> `decimal(9,2)`).
+    """Normalise a type name to Iceberg's (`bigint` -> `long`, `timestamp_ntz` -> `timestamp`,
+    `decimal(9, 2)` -> `decimal(9,2)`).
 
     Raises:
         CheckInputError: for a type the checker does not know.
     """
     name = re.sub(r"\s+", "", str(text).lower())
-    name = {"bigint": "long", "integer": "int", "timestamptz": "timestamp", "bool": "boolean"}.get(name, name)
+    name = _ALIASES.get(name, name)
     if name in PRIMITIVES or _DECIMAL.fullmatch(name):
         return name
     raise CheckInputError(f"unknown type '{text}' (use {', '.join(PRIMITIVES)} or decimal(P,S))")

@@ -148,3 +148,44 @@ def test_cli_bad_input_exit_2_one_line(tmp_path, capsys, text, message):
 def test_cli_missing_file_exit_2(tmp_path, capsys):
     assert main([str(tmp_path / "none.yaml")]) == 2
     assert capsys.readouterr().err.startswith("icelab: error: cannot read")
+
+
+@pytest.mark.parametrize(
+    ("column", "change"),
+    [
+        ("ts: timestamp", "set-type ts timestamptz"),
+        ("ts: timestamptz", "set-type ts timestamp"),
+        ("ts: timestamp_ntz", "set-type ts timestamp_ltz"),  # Spark's spellings of the same two
+    ],
+)
+def test_a_timestamp_never_gains_or_loses_its_zone(tmp_path, capsys, column, change):
+    """Iceberg: "Cannot change column type: timestamp -> timestamptz", and back."""
+    path = tmp_path / "zone.yaml"
+    path.write_text(f"table:\n  columns: {{id: long required, {column}}}\nchanges: [{change}]\n")
+    assert main([str(path)]) == 1
+    assert capsys.readouterr().out.splitlines()[0].split()[0] == REJECTED
+
+
+def test_spark_timestamps_are_icebergs_timestamptz():
+    assert parse_change("set-type ts timestamp_ltz").type == "timestamptz"
+    assert parse_change("add ts timestamp_ntz").type == "timestamp"
+
+
+@pytest.mark.parametrize(
+    "partition",
+    [
+        "[days(ts), bucket(16, user_id)]",  # Spark's syntax in a YAML flow list
+        "\n    - days(ts)\n    - bucket(16, user_id)",
+        "'days(ts), bucket(16, user_id)'",
+        "[days(ts), 'ub=bucket(16, user_id)']",
+    ],
+)
+def test_transforms_with_arguments_parse_as_spark_writes_them(tmp_path, capsys, partition):
+    path = tmp_path / "part.yaml"
+    path.write_text(
+        "table:\n  columns: {user_id: long, ts: timestamptz}\n"
+        f"  partition: {partition}\nchanges: [drop user_id]\n"
+    )
+    assert main([str(path)]) == 1  # the bucket's source: rejected, so the field was read
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[0] == REJECTED and "user_id" in out

@@ -32,6 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from icelab.core import storage
 from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
+from icelab.core.iceberg import load_table
 from icelab.core.session import register_iceberg_catalog
 
 CATALOGS = ("hadoop", "hive", "rest")
@@ -309,8 +310,7 @@ def load(spark: SparkSession, source: Source) -> Any:
         hconf = spark.sparkContext._jsc.hadoopConfiguration()
         tables = jvm.org.apache.iceberg.hadoop.HadoopTables(hconf)
         return _load(source, lambda: tables.load(source.location))
-    util = jvm.org.apache.iceberg.spark.Spark3Util
-    return _load(source, lambda: util.loadIcebergTable(spark._jsparkSession, source.name))
+    return _load(source, lambda: load_table(spark, source.name))
 
 
 def attach(spark: SparkSession, engine: EngineConfig, source: Source) -> tuple[Source, Any]:
