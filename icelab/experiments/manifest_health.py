@@ -26,7 +26,8 @@ from icelab.core.config import HealthConfig, Threshold, health_config, parse_siz
 from icelab.core.results import write_json, write_parquet
 from icelab.health.policy import LEVELS, judge
 
-# judge and LEVELS live in icelab.health.policy (shared with icelab doctor); kept importable here.
+# judge and LEVELS are the doctor's verdict (icelab.health.policy): one policy, so the task and
+# `icelab doctor` give one verdict on one table; exported as this task's verdict too.
 __all__ = ["LEVELS", "Health", "inspect", "judge", "render", "run"]
 
 
