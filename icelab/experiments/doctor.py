@@ -1,7 +1,7 @@
 """Task `doctor`: the manifest health check and its advice on any Iceberg table
 (`python run.py experiment=doctor table=...`, or `icelab doctor TABLE`).
 
-The library is `icelab.bench.health`; this module wires config, session, run directory and
+The library is `icelab.health`; this module wires config, session, run directory and
 charts. Results: report.json, partitions.parquet, manifests.parquet, env.json, config.yaml
 and the two health charts (Figures 6 and 7) in results/runs/doctor/<run_id>/.
 """
@@ -14,15 +14,15 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from icelab.bench.context import open_context
-from icelab.bench.health.check import Policy, parse_duration
-from icelab.bench.health.doctor import Diagnosis, diagnose, render, save
-from icelab.bench.health.rule import measured_rule
-from icelab.bench.health.source import resolve
 from icelab.charts import draw_charts
 from icelab.charts.health import write_charts
 from icelab.core import run_state
 from icelab.core.config import DoctorConfig, doctor_config, parse_size
 from icelab.core.provenance import REPO
+from icelab.health.check import Policy, parse_duration
+from icelab.health.diagnosis import Diagnosis, diagnose, render, save
+from icelab.health.rule import measured_rule
+from icelab.health.source import resolve
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
 from icelab.bench.context import open_context
-from icelab.bench.health.policy import LEVELS, judge
 from icelab.bench.manifest_stats import health_stats, manifests, partition_counts, stat_rows
 from icelab.bench.profiles import Profile, prepare
 from icelab.charts import draw_charts
@@ -25,8 +24,10 @@ from icelab.charts.health import write_charts
 from icelab.core import run_state
 from icelab.core.config import HealthConfig, Threshold, health_config, parse_size, profile_configs
 from icelab.core.results import write_json, write_parquet
+from icelab.health.policy import LEVELS, judge
 
-# judge and LEVELS live in icelab.bench.health.policy (shared with icelab doctor); kept importable here.
+# judge and LEVELS are the doctor's verdict (icelab.health.policy): one policy, so the task and
+# `icelab doctor` give one verdict on one table; exported as this task's verdict too.
 __all__ = ["LEVELS", "Health", "inspect", "judge", "render", "run"]
 
 
@@ -66,7 +67,7 @@ def inspect(spark: SparkSession, state: str, table: str, rules: dict[str, Thresh
     return Health(state, table, parts, mans, stats, verdict, reasons)
 
 
-# The console's row labels (the doctor's, for any partition spec, are in icelab.bench.health.doctor).
+# The console's row labels (the doctor's, for any partition spec, are in icelab.health.diagnosis).
 LABELS = {
     "partition": "per day partition",
     "exact": "manifests holding the day",

@@ -6,24 +6,100 @@ The main job stays `python run.py experiment=...`; `icelab --help` lists the ver
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
-# verb -> (module with main(argv) -> int, one line for --help). Modules import on use only,
-# so `icelab validate` never loads matplotlib.
-VERBS: dict[str, tuple[str, str]] = {
-    "charts": ("icelab.charts.all", "redraw every chart of stored runs (PNG + SVG)"),
-    "report": ("icelab.charts.report", "one self-contained HTML page of stored runs"),
-    "compare": ("icelab.tools.compare", "two runs compared per query (Mann-Whitney U, BH-adjusted)"),
-    "sessions": ("icelab.tools.sessions", "A B A B sessions (new JVM each), then compared pooled"),
-    "contract": ("icelab.tools.contract", "one run checked against the results contract"),
-    "validate": ("icelab.tools.validate", "every run of a results directory checked"),
-    "reference": ("icelab.tools.reference", "copy complete runs into results/reference and redraw"),
-    "schema-check": ("icelab.tools.schema_check", "is each schema change safe, rejected or a hazard"),
-    "doctor": ("icelab.tools.doctor", "manifest health and rewrite advice on any Iceberg table"),
-    "costmodel": ("icelab.tools.costmodel", "planning cost model: a table's planning per manifest layout"),
-    "docs": ("icelab.tools.docs", "rewrite the figure blocks of README.md and docs/ from results"),
+
+class Verb(NamedTuple):
+    """A verb: what runs it (its module's main(argv)) and its line in `icelab --help`."""
+
+    run: Callable[[list[str]], int | None]
+    text: str
+
+
+# Each verb imports its module when it runs: importing all of them costs about 2 s (Spark,
+# matplotlib, scipy), and `icelab --help` or `icelab validate` would pay it every time.
+
+
+def _charts(argv: list[str]) -> int | None:
+    from icelab.charts.all import main
+
+    return main(argv)
+
+
+def _report(argv: list[str]) -> int | None:
+    from icelab.charts.report import main
+
+    return main(argv)
+
+
+def _compare(argv: list[str]) -> int | None:
+    from icelab.tools.compare import main
+
+    return main(argv)
+
+
+def _sessions(argv: list[str]) -> int | None:
+    from icelab.tools.sessions import main
+
+    return main(argv)
+
+
+def _contract(argv: list[str]) -> int | None:
+    from icelab.tools.contract import main
+
+    return main(argv)
+
+
+def _validate(argv: list[str]) -> int | None:
+    from icelab.tools.validate import main
+
+    return main(argv)
+
+
+def _reference(argv: list[str]) -> int | None:
+    from icelab.tools.reference import main
+
+    return main(argv)
+
+
+def _schema_check(argv: list[str]) -> int | None:
+    from icelab.tools.schema_check import main
+
+    return main(argv)
+
+
+def _doctor(argv: list[str]) -> int | None:
+    from icelab.tools.doctor import main
+
+    return main(argv)
+
+
+def _costmodel(argv: list[str]) -> int | None:
+    from icelab.tools.costmodel import main
+
+    return main(argv)
+
+
+def _docs(argv: list[str]) -> int | None:
+    from icelab.tools.docs import main
+
+    return main(argv)
+
+
+VERBS: dict[str, Verb] = {
+    "charts": Verb(_charts, "redraw every chart of stored runs (PNG + SVG)"),
+    "report": Verb(_report, "one self-contained HTML page of stored runs"),
+    "compare": Verb(_compare, "two runs compared per query (Mann-Whitney U, BH-adjusted)"),
+    "sessions": Verb(_sessions, "A B A B sessions (new JVM each), then compared pooled"),
+    "contract": Verb(_contract, "one run checked against the results contract"),
+    "validate": Verb(_validate, "every run of a results directory checked"),
+    "reference": Verb(_reference, "copy complete runs into results/reference and redraw"),
+    "schema-check": Verb(_schema_check, "is each schema change safe, rejected or a hazard"),
+    "doctor": Verb(_doctor, "manifest health and rewrite advice on any Iceberg table"),
+    "costmodel": Verb(_costmodel, "planning cost model: a table's planning per manifest layout"),
+    "docs": Verb(_docs, "rewrite the figure blocks of README.md and docs/ from results"),
 }
 
 
@@ -44,8 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if verb not in VERBS:
         print(f"icelab: error: unknown verb '{verb}' (use one of: {', '.join(VERBS)})", file=sys.stderr)
         return 2
-    module = importlib.import_module(VERBS[verb][0])
-    return int(module.main(rest) or 0)
+    return int(VERBS[verb].run(rest) or 0)
 
 
 if __name__ == "__main__":

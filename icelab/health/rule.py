@@ -1,12 +1,12 @@
 """Predicting Iceberg planning time from the manifest bytes a query keeps, by a rule measured here.
 
-There is no planning cost model yet (the metadata-scale work will fit one). Until then the
-doctor predicts with the rule the planning experiments measured: Iceberg's planning clock
-follows the bytes of the manifests a window keeps (docs/planning.md, "Which of the study's
-claims reproduce"). The rule's two numbers come from a stored planning run, never from a typed
-constant: per Iceberg table state, Iceberg's own `totalPlanningDuration` at the narrowest window
-that reads every manifest, over that state's manifest megabytes (median over states); plus
-Spark's share (the harness's planning time minus Iceberg's, median over every Iceberg row).
+The doctor predicts with the rule the planning experiments measured, not with the planning cost
+model (`icelab costmodel`, fitted on metadata-scale runs): Iceberg's planning clock follows the
+bytes of the manifests a window keeps (docs/planning.md, "Which of the study's claims reproduce").
+The rule's two numbers come from a stored planning run, never from a typed constant: per Iceberg
+table state, Iceberg's own `totalPlanningDuration` at the narrowest window that reads every
+manifest, over that state's manifest megabytes (median over states); plus Spark's share (the
+harness's planning time minus Iceberg's, median over every Iceberg row).
 """
 
 from __future__ import annotations

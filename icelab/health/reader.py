@@ -22,9 +22,9 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from icelab.bench.health.source import Source, metadata_table
-from icelab.bench.health.spec import Field, Spec
 from icelab.core.storage import Storage
+from icelab.health.source import Source, metadata_table
+from icelab.health.spec import Field, Spec
 
 READER = "spark-metadata-tables"
 DATA, POSITION_DELETES, EQUALITY_DELETES = 0, 1, 2

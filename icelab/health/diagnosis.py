@@ -14,16 +14,16 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from icelab.bench.health.advice import Advice, advise, register_copy, run_statements, size_text
-from icelab.bench.health.check import Health, Policy, examine, manifests_frame, partitions_frame
-from icelab.bench.health.reader import READER, Metadata, read
-from icelab.bench.health.rule import PlanningRule
-from icelab.bench.health.source import Source, connect, copy_of, load
 from icelab.bench.manifest_stats import stat_rows
 from icelab.core import run_state
 from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
+from icelab.health.advice import Advice, advise, register_copy, run_statements, size_text
+from icelab.health.check import Health, Policy, examine, manifests_frame, partitions_frame
+from icelab.health.reader import READER, Metadata, read
+from icelab.health.rule import PlanningRule
+from icelab.health.source import Source, connect, copy_of, load
 
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
 # Table properties the report shows first (all of them are in report.json).

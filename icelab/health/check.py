@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from icelab.bench.health.policy import judge
-from icelab.bench.health.reader import DATA, Metadata
-from icelab.bench.health.rule import PlanningRule
-from icelab.bench.health.spec import Field, Spec
 from icelab.bench.manifest_stats import health_stats, statistics
 from icelab.core.config import Threshold, window_length
+from icelab.health.policy import judge
+from icelab.health.reader import DATA, Metadata
+from icelab.health.rule import PlanningRule
+from icelab.health.spec import Field, Spec
 
 # Iceberg's defaults for expire_snapshots when the table sets none.
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"

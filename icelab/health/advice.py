@@ -25,10 +25,10 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from icelab.bench.health.check import Health, time_field, utc_text
-from icelab.bench.health.reader import Metadata
-from icelab.bench.health.rule import PlanningRule
-from icelab.bench.health.source import Source
+from icelab.health.check import Health, time_field, utc_text
+from icelab.health.reader import Metadata
+from icelab.health.rule import PlanningRule
+from icelab.health.source import Source
 
 TARGET_PROPERTY = "commit.manifest.target-size-bytes"
 MERGE_PROPERTY = "commit.manifest-merge.enabled"

@@ -1,0 +1,12 @@
+"""Manifest health on any Iceberg table: the library behind `icelab doctor` (and the shared
+policy of `experiment=manifest_health`).
+
+    source.py    which table, and how the session reaches it (Hadoop path, metadata.json, Hive, REST)
+    reader.py    its metadata through Spark's Iceberg metadata tables (no data read), timed
+    spec.py      partition fields of any spec: values and manifest bounds in one comparable form
+    check.py     manifests per partition (exact, bounds), statistics, verdict, files, deletes, snapshots
+    policy.py    the verdict: statistics against manifest_health's rules
+    rule.py      planning predicted from manifest bytes kept, by the rule a stored planning run measured
+    advice.py    target size, clustering, predictions, the exact statements, and running them
+    diagnosis.py the whole visit, its console text and its files
+"""
