@@ -29,9 +29,10 @@ from pyspark.sql import SparkSession
 from tqdm import tqdm
 
 from icelab.bench.measure import SessionEnded, measure, out_of_memory
+from icelab.bench.store_watch import StoreWatch
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
-from icelab.core import failpoints, storage
+from icelab.core import failpoints
 from icelab.core.config import ProtocolConfig
 from icelab.core.errors import UserError
 from icelab.core.session import stop_jvm
@@ -190,8 +191,9 @@ def run_rounds(
     With `protocol.steady_k`, the steady-state phase runs between the warm-up rounds and the
     measured ones; its rows are warm-ups numbered on below the warm-up rounds (-warmups - 1,
     -warmups - 2, ... per case), and `on_steady` gets its record (`steady_state` of run.json).
-    With `data_uri` on S3A (storage=object), each row gets the S3 requests its measurement sent
-    (`s3_*` columns, S3A's own counters read before and after, outside the timed sections).
+    With `data_uri` on S3A (storage=object), each row gets the S3 requests and retries its
+    measurement sent (`s3_*` columns, S3A's own counters read before and after, outside the timed
+    sections) and the faults the delay proxy dealt it (`faults`, `faulted`: `StoreWatch`).
     A measurement that ended the driver JVM (`protocol.timeout_grace_s` past `timeout_s`) is kept
     as its error row; `reopen` then gives the session the remaining cases run in. So does one
     that ran out of driver heap (its row begins `contract.OUT_OF_MEMORY`), when there is a
@@ -203,26 +205,26 @@ def run_rounds(
         UserError: a measurement ended the driver JVM and there is no `reopen`.
     """
     plan = rounds(protocol)
-    requests = storage.RequestCounts.of(spark, data_uri)
+    watch = StoreWatch(spark, data_uri)
     if fresh_jvm and reopen is None:
         raise UserError("fresh_jvm needs a way to open a new session (reopen)")
 
     def renew(jvm_gone: bool = False) -> None:
         """Go on in the session `reopen` opens, after ending the current one and its driver JVM
         (unless `jvm_gone`: the measurement already ended it)."""
-        nonlocal spark, requests
+        nonlocal spark, watch
         assert reopen is not None
         if not jvm_gone:
             with contextlib.suppress(Exception):  # a JVM already in trouble still gets ended below
                 spark.stop()
             stop_jvm()
         spark = reopen()
-        requests = storage.RequestCounts.of(spark, data_uri)
+        watch = StoreWatch(spark, data_uri)
 
     def one(case: Case, repetition: int, warmup: bool, execute: bool) -> dict[str, Any]:
         if fresh_jvm:
             renew()
-        before = requests.snapshot() if requests else {}
+        before = watch.snapshot()
         ended = None
         try:
             with settings(spark, case.variant):
@@ -237,7 +239,7 @@ def run_rounds(
         except SessionEnded as gone:
             measured, ended = gone.measurement, gone
         row = row_of(case, repetition, warmup, measured)
-        keep(row | requests.since(before) if requests and not ended else row)
+        keep(row if ended else row | watch.since(before))
         where = f"{case.query_id} {case.variant.label} {case.window.name}"
         if ended is not None:
             print(f"icelab: {where}: {ended}", file=sys.stderr)

@@ -95,11 +95,18 @@ class Recorder:
         run_state.update(self.run_dir, steady_state=record)
 
     def close(self, **extra: Any) -> None:
-        """Measuring is over: final flush, the JSON lines file goes, run.json gets `extra`."""
+        """Measuring is over: final flush, the JSON lines file goes, run.json gets `extra` and
+        the count of rows marked `faulted` (said on the console when there are any)."""
         self.flush()
         self._partial.close()
         (self.run_dir / PARTIAL).unlink(missing_ok=True)
-        run_state.update(self.run_dir, **self.info, rows=len(self.rows), **extra)
+        faulted = sum(1 for row in self.rows if row.get("faulted"))
+        if faulted:
+            print(
+                f"faulted: {faulted} of {len(self.rows)} measurements met a store fault or an S3 retry "
+                "(marked; left out of medians unless protocol.keep_faulted=true)"
+            )
+        run_state.update(self.run_dir, **self.info, rows=len(self.rows), faulted_rows=faulted, **extra)
 
 
 def recover(run_dir: Path) -> int:

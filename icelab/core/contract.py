@@ -62,6 +62,11 @@ SCHEMA = pa.schema(
         ("s3_list_requests", pa.int64()),
         ("s3_head_requests", pa.int64()),
         ("s3_get_requests", pa.int64()),
+        ("s3_retries", pa.int64()),
+        # The faults the delay proxy dealt the measurement (`slowdown=1,stall=2`), and whether it met
+        # a fault or a retry (icelab/bench/store_watch.py); a faulted row is left out of medians.
+        ("faults", pa.string()),
+        ("faulted", pa.bool_()),
         # From the physical plan (icelab/bench/plan_check.py): what reached the scan.
         ("pushed_filters", pa.string()),
         ("nested_filters_pushed", pa.int32()),

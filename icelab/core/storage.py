@@ -242,6 +242,7 @@ S3A_REQUESTS = {
     "s3_list_requests": ("object_list_request", "object_continue_list_request"),
     "s3_head_requests": ("object_metadata_request",),
     "s3_get_requests": ("action_http_get_request",),
+    "s3_retries": ("store_io_retry",),  # the AWS SDK's HTTP retries (a 503 SlowDown's among them)
 }
 _COUNTER = re.compile(r"\(([\w.]+)=(\d+)\)")
 

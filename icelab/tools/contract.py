@@ -27,8 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(f"contract: {run_dir}: {problem}")
     if not problems:
-        rows = pq.read_metadata(run_dir / MEASUREMENTS).num_rows
-        print(f"contract: {run_dir}: ok ({rows} rows)")
+        table = pq.read_table(run_dir / MEASUREMENTS, columns=["faulted"])
+        faulted = sum(1 for value in table.column("faulted").to_pylist() if value)
+        marked = f", {faulted} marked faulted" if faulted else ""
+        print(f"contract: {run_dir}: ok ({table.num_rows} rows{marked})")
     return 1 if problems else 0
 
 

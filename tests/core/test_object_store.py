@@ -40,6 +40,9 @@ from tests.reliability import MICRO
 
 REPO = Path(__file__).resolve().parents[2]
 LATENCY_MS = 4  # small: the build sends some 1,700 requests, each paying it
+# A share of the store's requests answered 503 SlowDown by the proxy: S3A retries them, the run
+# completes with the same answers, and the measurements that met one are marked.
+SLOWDOWN = ["storage.faults.slowdown_rate=0.02", "storage.faults.seed=1"]
 
 
 def _missing() -> list[str]:
@@ -101,6 +104,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, micro_data: Path) -> dict[str
             *micro(tmp / "object", "verify.duckdb=true"),
             "storage=object",
             f"storage.latency_ms={LATENCY_MS}",
+            *SLOWDOWN,
             f"storage.dir={tmp / 'object' / 'store'}",
         ),
         "local": run_py(*micro(tmp / "local", f"paths.data_dir={micro_data}")),
@@ -176,6 +180,27 @@ def test_the_proxy_carried_and_counted_the_requests(runs):
     assert rows["s3_requests"].sum() <= sum(carried.values())
     local = pq.read_table(runs["local"]["run"] / "measurements.parquet").to_pandas()
     assert local["s3_requests"].isna().all()
+
+
+@needs_ceph
+def test_a_measurement_that_met_a_fault_is_marked(runs):
+    run = runs["object"]["run"]
+    env = json.loads((run / "env.json").read_text())["storage"]
+    assert env["faults"] == {"seed": 1, "slowdown_rate": 0.02, "reset_rate": 0, "stall_rate": 0, "stall_s": 0}
+    record = json.loads((run / "run.json").read_text())
+    dealt = record["proxy_faults"]["slowdown"]
+    rows = pq.read_table(run / "measurements.parquet").to_pandas()
+    marked = rows[rows["faulted"]]
+    assert 0 < len(marked) == record["faulted_rows"]
+    assert "faulted:" in runs["object"]["stdout"]
+    # Every marked row names its fault or a retry S3A counted; no unmarked row names either.
+    assert (marked["faults"].notna() | (marked["s3_retries"] > 0)).all()
+    clean = rows[~rows["faulted"]]
+    assert clean["faults"].isna().all() and (clean["s3_retries"] == 0).all()
+    in_rows = marked["faults"].dropna().str.extract(r"slowdown=(\d+)")[0].astype(int).sum()
+    assert 0 < in_rows <= dealt  # the run's other requests (the build, table setup) met some too
+    local = pq.read_table(runs["local"]["run"] / "measurements.parquet").to_pandas()
+    assert not local["faulted"].any() and local["s3_retries"].isna().all()
 
 
 @needs_ceph

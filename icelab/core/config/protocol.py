@@ -17,6 +17,9 @@ class ProtocolConfig(_Strict):
     repetitions: int = Field(ge=1, description="measured rounds")
     executions: int = Field(ge=0, description="measured rounds that also run the query to completion")
     unstable_iqr: float = Field(gt=0, description="flag a median when IQR / median exceeds this")
+    keep_faulted: bool = Field(
+        default=False, description="medians keep measurements that met a store fault or an S3 retry"
+    )
     overhead_pairs: int = Field(ge=0, description="measure() vs plain collect pairs per variant and query")
     overhead_window: WindowName
     warm_cache: bool = Field(description="read the dataset's local files once before measuring")

@@ -10,6 +10,30 @@ from pydantic import Field, field_validator, model_validator
 from icelab.core.config.base import _Strict, load
 
 
+class FaultsConfig(_Strict):
+    """Faults the delay proxy deals the store's requests (`storage.faults`): a seeded share
+    answered 503 SlowDown, reset part-way through the response, or stalled `stall_s`."""
+
+    seed: int = Field(default=0, ge=0)
+    slowdown_rate: float = Field(default=0, ge=0, le=1, description="share answered 503 SlowDown")
+    reset_rate: float = Field(default=0, ge=0, le=1, description="share reset mid-response")
+    stall_rate: float = Field(default=0, ge=0, le=1, description="share held back stall_s")
+    stall_s: float = Field(default=0, ge=0, le=3600)
+
+    @model_validator(mode="after")
+    def _rates(self) -> FaultsConfig:
+        if self.slowdown_rate + self.reset_rate + self.stall_rate > 1:
+            raise ValueError("slowdown_rate + reset_rate + stall_rate is above 1")
+        if self.stall_rate and not self.stall_s:
+            raise ValueError("stall_rate needs stall_s above 0")
+        return self
+
+    @property
+    def active(self) -> bool:
+        """Whether any request can meet a fault."""
+        return self.slowdown_rate + self.reset_rate + self.stall_rate > 0
+
+
 class StorageConfig(_Strict):
     """`local`: paths.data_dir as given (a path, or any URI Hadoop reaches with the engine's own
     settings). `object`: an S3 store, either Ceph RGW started by icelab on loopback or an
@@ -28,6 +52,7 @@ class StorageConfig(_Strict):
     region: str = Field(default="us-east-1", min_length=1)
     signer: str | None = Field(default="S3SignerType", description="fs.s3a.signing-algorithm; null: SDK's")
     create_bucket: bool = True
+    faults: FaultsConfig = Field(default_factory=FaultsConfig)
 
     @field_validator("endpoint")
     @classmethod
@@ -38,14 +63,20 @@ class StorageConfig(_Strict):
 
     @model_validator(mode="after")
     def _latency(self) -> StorageConfig:
-        if self.latency_ms and self.kind == "local":
-            raise ValueError("latency_ms needs storage=object")
-        if self.latency_ms and self.endpoint and self.endpoint.startswith("https://"):
-            raise ValueError(
-                "latency_ms needs an http:// endpoint: through the delay proxy TLS would reach "
-                "a name its certificate does not hold"
-            )
+        for name, on in (("latency_ms", bool(self.latency_ms)), ("storage.faults", self.faults.active)):
+            if on and self.kind == "local":
+                raise ValueError(f"{name} needs storage=object")
+            if on and self.endpoint and self.endpoint.startswith("https://"):
+                raise ValueError(
+                    f"{name} needs an http:// endpoint: through the delay proxy TLS would reach "
+                    "a name its certificate does not hold"
+                )
         return self
+
+    @property
+    def proxied(self) -> bool:
+        """Whether Spark reaches the store through the delay proxy (latency or faults)."""
+        return bool(self.latency_ms) or self.faults.active
 
 
 def storage_config(cfg: DictConfig) -> StorageConfig:

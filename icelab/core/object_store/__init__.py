@@ -29,7 +29,7 @@ from icelab.core import locks, storage
 from icelab.core.config.storage import StorageConfig
 from icelab.core.errors import UserError
 from icelab.core.object_store import rgw, s3
-from icelab.core.object_store.proxy import DelayProxy
+from icelab.core.object_store.proxy import DelayProxy, FaultPlan
 
 # RGW's user on loopback: fixed keys (nothing listens beyond 127.0.0.1); redacted in results anyway.
 RGW_ACCESS_KEY = "ICELABLOOPBACKACCESS"
@@ -134,14 +134,18 @@ class Store:
         `HEAD object`, `GET bucket` for listings, ...); empty without a proxy."""
         return self.proxy.counts() if self.proxy is not None else {}
 
+    def faults(self) -> dict[str, int]:
+        """Faults the delay proxy dealt so far, by kind (`slowdown`, `reset`, `stall`)."""
+        return self.proxy.faults() if self.proxy is not None else {}
+
     def requests_since(self, before: dict[str, int]) -> Callable[[], dict[str, Any]]:
-        """A function giving `{"proxy_requests": ...}`: the requests carried since `before`."""
+        """A function giving `{"proxy_requests": ..., "proxy_faults": ...}`: the requests carried
+        since `before`, and every fault dealt."""
 
         def fields() -> dict[str, Any]:
             now = self.requests()
-            return {
-                "proxy_requests": {k: n - before.get(k, 0) for k, n in now.items() if n - before.get(k, 0)}
-            }
+            carried = {k: n - before.get(k, 0) for k, n in now.items() if n - before.get(k, 0)}
+            return {"proxy_requests": carried, "proxy_faults": self.faults()}
 
         return fields
 
@@ -156,6 +160,7 @@ class Store:
             "bucket_created": self.bucket_created,
             "latency_ms": self.config.latency_ms,
             "latency_mechanism": self.mechanism,
+            "faults": self.config.faults.model_dump() if self.config.faults.active else None,
             "start_s": self.rgw.started_s if self.rgw else None,
         }
 
@@ -250,9 +255,12 @@ def open_store(cfg: StorageConfig, data_dir: str) -> Store | None:
             store.server = s3.Endpoint(store.rgw.endpoint, RGW_ACCESS_KEY, RGW_SECRET_KEY, cfg.region)
             store.version = _ceph_version()
         store.bucket_created = s3.ensure_bucket(store.server, store.bucket, create=cfg.create_bucket)
-        if cfg.latency_ms > 0:
+        if cfg.proxied:
             target = urlparse(store.server.url)
-            store.proxy = DelayProxy(target.hostname or "127.0.0.1", target.port or 80, cfg.latency_ms / 2)
+            plan = FaultPlan(**cfg.faults.model_dump()) if cfg.faults.active else None
+            store.proxy = DelayProxy(
+                target.hostname or "127.0.0.1", target.port or 80, cfg.latency_ms / 2, plan
+            )
             store.proxy.start()
     except BaseException:
         store.close()

@@ -8,18 +8,108 @@ latency, not a bandwidth limit. The proxy runs an asyncio loop in a thread of it
 It also reads the requests going to the server (HTTP/1.1 heads; bodies skipped by their
 Content-Length or chunked encoding) and counts them by method and what the path names: the
 service (`/`), a bucket (`/bucket`, listings among them) or an object (`/bucket/key`).
+
+With a `FaultPlan` it also misbehaves as cloud stores do, on a seeded share of the requests: it
+answers `503 SlowDown` itself (the request never reaches the server), resets the connection
+part-way through the response, or holds the response back `stall_s`. S3 clients send one request
+at a time on a connection and the next only after the whole response, which is what lets a fault
+be tied to one request. The faults dealt are tallied (`faults()`), as the requests are.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 CHUNK = 256 * 1024
+FAULTS = ("slowdown", "reset", "stall")
+# What S3 answers when a prefix takes more requests than it can serve; clients back off and retry.
+SLOWDOWN_BODY = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+    b"<Message>Please reduce your request rate.</Message></Error>"
+)
+SLOWDOWN = (
+    b"HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n"
+    b"Connection: close\r\n\r\n%s" % (len(SLOWDOWN_BODY), SLOWDOWN_BODY)
+)
+_CLOSE, _RESET = object(), object()  # what a delivery queue holds after a fault's last bytes
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """The share of requests that meet each fault, drawn in order from `seed`.
+
+    Args:
+        seed: the draws' seed (the same seed deals the same faults to the same request order).
+        slowdown_rate: answered `503 SlowDown` by the proxy, never forwarded.
+        reset_rate: forwarded, then the connection is reset part-way through the response.
+        stall_rate: forwarded, the response held back `stall_s` seconds.
+        stall_s: how long a stalled response waits.
+    """
+
+    seed: int = 0
+    slowdown_rate: float = 0.0
+    reset_rate: float = 0.0
+    stall_rate: float = 0.0
+    stall_s: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        """Whether any request can meet a fault."""
+        return self.slowdown_rate + self.reset_rate + self.stall_rate > 0
+
+
+class Dealer:
+    """Deals each request its fault (or none), in arrival order, from the plan's seeded draws."""
+
+    def __init__(self, plan: FaultPlan) -> None:
+        self.plan = plan
+        self._rng = random.Random(plan.seed)
+        self._lock = threading.Lock()
+        self._dealt: Counter[str] = Counter()
+
+    def deal(self) -> str | None:
+        """`slowdown`, `reset`, `stall` or None for the next request."""
+        p = self.plan
+        with self._lock:
+            draw = self._rng.random()
+            for fault, rate in zip(FAULTS, (p.slowdown_rate, p.reset_rate, p.stall_rate), strict=True):
+                if draw < rate:
+                    self._dealt[fault] += 1
+                    return fault
+                draw -= rate
+            return None
+
+    def tally(self) -> dict[str, int]:
+        """Faults dealt so far, by kind."""
+        with self._lock:
+            return {f: self._dealt[f] for f in FAULTS if self._dealt[f]}
+
+
+class _Link:
+    """One client connection: the fault dealt to its request in flight, until its response comes."""
+
+    def __init__(self, dealer: Dealer | None) -> None:
+        self.dealer = dealer
+        self.pending: str | None = None
+
+    def on_head(self) -> None:
+        assert self.dealer is not None
+        self.pending = self.dealer.deal()
+
+    def take(self, fault: str) -> bool:
+        """Whether `fault` is pending (and clear it)."""
+        if self.pending == fault:
+            self.pending = None
+            return True
+        return False
 
 
 def path_kind(target: str) -> str:
@@ -31,8 +121,11 @@ def path_kind(target: str) -> str:
 class RequestCounter:
     """Parses the client-to-server byte stream of one connection and counts request heads."""
 
-    def __init__(self, counts: Counter[str], lock: threading.Lock) -> None:
+    def __init__(
+        self, counts: Counter[str], lock: threading.Lock, on_head: Callable[[], None] | None = None
+    ) -> None:
         self._counts, self._lock = counts, lock
+        self._on_head = on_head  # called once per request head, after it is counted
         self._buf = b""
         self._body = 0  # bytes of the current request's body still to skip
         self._chunked = False
@@ -66,6 +159,8 @@ class RequestCounter:
         headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
         with self._lock:
             self._counts[f"{method} {path_kind(target)}"] += 1
+        if self._on_head is not None:
+            self._on_head()
         self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
         self._body = 0 if self._chunked else int(headers.get("content-length") or 0)
         return True
@@ -92,14 +187,18 @@ class DelayProxy:
     Args:
         target_host, target_port: the server.
         one_way_ms: the delay added in each direction (a round trip gains twice this).
+        faults: which share of requests meets which fault; None or an inactive plan: none.
     """
 
-    def __init__(self, target_host: str, target_port: int, one_way_ms: float) -> None:
+    def __init__(
+        self, target_host: str, target_port: int, one_way_ms: float, faults: FaultPlan | None = None
+    ) -> None:
         self.target = (target_host, target_port)
         self.delay_s = one_way_ms / 1000.0
         self.port = 0
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._dealer = Dealer(faults) if faults is not None and faults.active else None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -158,6 +257,10 @@ class DelayProxy:
         with self._lock:
             return dict(sorted(self._counts.items()))
 
+    def faults(self) -> dict[str, int]:
+        """The faults dealt so far, by kind: {"slowdown": 3, "reset": 1}; empty without a plan."""
+        return self._dealer.tally() if self._dealer is not None else {}
+
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         if task is not None:
@@ -168,9 +271,14 @@ class DelayProxy:
             writer.close()
             self._tasks.discard(task)
             return
-        counter = RequestCounter(self._counts, self._lock)
+        link = _Link(self._dealer)
+        counter = RequestCounter(self._counts, self._lock, link.on_head if self._dealer else None)
+        down: asyncio.Queue = asyncio.Queue()
         try:
-            await asyncio.gather(self._pipe(reader, up_writer, counter.feed), self._pipe(up_reader, writer))
+            await asyncio.gather(
+                self._pipe(reader, up_writer, asyncio.Queue(), link, counter.feed, answer=down),
+                self._pipe(up_reader, writer, down, link),
+            )
         except (asyncio.CancelledError, OSError):
             pass
         finally:
@@ -178,9 +286,20 @@ class DelayProxy:
                 w.close()
             self._tasks.discard(task)
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, observe=None) -> None:  # noqa: ANN001
-        """Copy one direction: each chunk is delivered `delay_s` after it was read, in order."""
-        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+    async def _pipe(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        queue: asyncio.Queue,
+        link: _Link,
+        observe: Callable[[bytes], None] | None = None,
+        answer: asyncio.Queue | None = None,
+    ) -> None:
+        """Copy one direction: each chunk is delivered `delay_s` after it was read, in order.
+
+        The request direction (`answer`: the response direction's queue) answers a request dealt
+        `slowdown` itself; the response direction stalls or resets the response to one dealt so.
+        """
 
         async def deliver() -> None:
             while True:
@@ -188,6 +307,12 @@ class DelayProxy:
                 wait = due - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
+                if data is _RESET:
+                    writer.transport.abort()  # an RST, as a dropped connection looks to the client
+                    return
+                if data is _CLOSE:
+                    writer.close()
+                    return
                 if not data:
                     if writer.can_write_eof():
                         writer.write_eof()
@@ -201,7 +326,22 @@ class DelayProxy:
                 data = await reader.read(CHUNK)
                 if observe is not None and data:
                     observe(data)
-                await queue.put((time.monotonic() + self.delay_s, data))
+                due = time.monotonic() + self.delay_s
+                if answer is not None and link.take("slowdown"):
+                    # The request stops here: the server never sees it; the client gets S3's
+                    # throttling answer a round trip later, and the connection closes.
+                    await answer.put((due + self.delay_s, SLOWDOWN))
+                    await answer.put((due + self.delay_s, _CLOSE))
+                    await queue.put((due, _CLOSE))
+                    break
+                if answer is None and data and link.take("reset"):
+                    await queue.put((due, data[: max(1, len(data) // 2)]))
+                    await queue.put((due, _RESET))
+                    break
+                if answer is None and data and link.take("stall"):
+                    assert link.dealer is not None
+                    due += link.dealer.plan.stall_s
+                await queue.put((due, data))
                 if not data:
                     break
             await sender

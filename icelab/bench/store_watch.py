@@ -1,0 +1,42 @@
+"""What a measurement met on the store: the requests S3A sent, the retries it made, and the faults
+the delay proxy dealt, read before and after each measurement (outside its timed sections).
+
+A row is marked `faulted` when its measurement met a fault or S3A retried a request: its timing
+then includes a retry's back-off or a stall, not only the work, so the rows that count leave it
+out of medians unless `protocol.keep_faulted` keeps it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from icelab.core import object_store, storage
+
+
+class StoreWatch:
+    """Counters of one session's store: S3A's (on `s3a://` data) and the open store's proxy."""
+
+    def __init__(self, spark: SparkSession, data_uri: str | None) -> None:
+        self.requests = storage.RequestCounts.of(spark, data_uri)
+        store = object_store.active()
+        self.store = store if self.requests is not None and store is not None else None
+
+    def snapshot(self) -> tuple[dict[str, int], dict[str, int]]:
+        """S3A's counters and the proxy's faults so far."""
+        s3 = self.requests.snapshot() if self.requests is not None else {}
+        return s3, self.store.faults() if self.store is not None else {}
+
+    def since(self, before: tuple[dict[str, int], dict[str, int]]) -> dict[str, Any]:
+        """The row's store columns for what happened since `before`: `s3_*` requests and retries
+        (data on S3A only), the faults dealt (`slowdown=1,stall=2`), and `faulted`."""
+        if self.requests is None:
+            return {"faulted": False}
+        s3_before, faults_before = before
+        s3, faults = self.snapshot()
+        row: dict[str, Any] = {col: s3[col] - s3_before.get(col, 0) for col in s3}
+        met = {k: n - faults_before.get(k, 0) for k, n in faults.items() if n - faults_before.get(k, 0)}
+        row["faults"] = ",".join(f"{k}={n}" for k, n in met.items()) or None
+        row["faulted"] = bool(met) or bool(row.get("s3_retries"))
+        return row
