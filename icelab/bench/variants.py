@@ -14,7 +14,7 @@ from tqdm import tqdm
 from icelab.bench.profiles import Profile, current_snapshot, prepare
 from icelab.core.config import ProfileConfig, SetupConfig, flatten
 from icelab.core.errors import UserError
-from icelab.core.session import jvm_running
+from icelab.core.jvm import jvm_running
 from icelab.datagen.dataset import Dataset
 
 NO_PROFILE = "none"
