@@ -27,7 +27,7 @@ from pathlib import Path
 
 import psutil
 
-from icelab.core import cluster, jvm
+from icelab.core import jvm, supervisor
 
 REPO = Path(__file__).resolve().parents[1]
 BASE_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
@@ -60,7 +60,7 @@ USE_FLAGS = f"-XX:SharedArchiveFile={ARCHIVE} {QUIET}"
 def _dumping(path: Path) -> bool:
     """Whether a live process still has `path` as its ArchiveClassesAtExit (it writes at exit)."""
     flag = f"-XX:ArchiveClassesAtExit={path}"
-    return any(flag in cluster.cmdline(p.pid) for p in psutil.process_iter())
+    return any(flag in supervisor.cmdline(p.pid) for p in psutil.process_iter())
 
 
 class Trainer:
