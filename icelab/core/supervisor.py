@@ -363,12 +363,9 @@ def sweep(
         return None  # half written by a live driver, or not ours
     if not gone:
         return None
-    ours = [
-        Proc.of(pid)
-        for pid, started in reversed(entries)
-        if is_ours(pid, state) and started in (None, start_ticks(pid))
-    ]
-    ours = [p for p in ours if p.running()]
+    # A record without start times (an older icelab's) is bound to the process its pid runs now.
+    found = [Proc(pid, started if started is not None else start_ticks(pid)) for pid, started in entries]
+    ours = [p for p in reversed(found) if p.running() and is_ours(p.pid, state)]
     terminate(ours, grace_s=grace_s, in_turn=in_turn)
     state_file.unlink(missing_ok=True)
     return {**state, "stopped": [p.pid for p in ours]}
