@@ -29,7 +29,7 @@ def main(cfg: DictConfig) -> None:
         from pyspark.sql import SparkSession
 
         from icelab.core import cluster, object_store
-        from icelab.core.session import jvm_running
+        from icelab.core.jvm import jvm_running
 
         # Not when a measurement past its timeout ended the JVM (there is nothing to stop).
         active = SparkSession.getActiveSession() if jvm_running() else None
@@ -49,6 +49,6 @@ if __name__ == "__main__":
     finally:
         # Last, on every exit path: the driver JVM goes with this process, even one that no
         # longer answers (a multirun's jobs share it, so it is stopped here, not per job).
-        from icelab.core.session import stop_jvm
+        from icelab.core.jvm import stop_jvm
 
         stop_jvm()

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import psutil
 
-from icelab.core import cluster, session
+from icelab.core import jvm, supervisor
 
 REPO = Path(__file__).resolve().parents[1]
 BASE_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
@@ -65,7 +65,7 @@ USE_FLAGS = f"-XX:SharedArchiveFile={ARCHIVE} {QUIET}"
 def _dumping(path: Path) -> bool:
     """Whether a live process still has `path` as its ArchiveClassesAtExit (it writes at exit)."""
     flag = f"-XX:ArchiveClassesAtExit={path}"
-    return any(flag in cluster.cmdline(p.pid) for p in psutil.process_iter())
+    return any(flag in supervisor.cmdline(p.pid) for p in psutil.process_iter())
 
 
 def prune(directory: Path, keep: Path, now: float | None = None) -> list[Path]:
@@ -118,7 +118,7 @@ class Trainer:
         # The JVM writes the archive as it exits (about 16 s on 2 idle cores, longer beside the
         # suite): run.py's stop_jvm would SIGTERM it after 10 s and SIGKILL it after 20, leaving
         # no archive, so this run gives it the training run's own limit.
-        env = {**os.environ, session.JVM_EXIT_GRACE_ENV: str(DUMP_S)}
+        env = {**os.environ, jvm.JVM_EXIT_GRACE_ENV: str(DUMP_S)}
         self.proc = subprocess.Popen(
             [
                 sys.executable,

@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from icelab.bench import plan_check
 from icelab.core import failpoints
 from icelab.core.contract import OUT_OF_MEMORY, TIMED_OUT
-from icelab.core.session import jvm_pid, stop_jvm
+from icelab.core.jvm import jvm_pid, stop_jvm
 
 # Scan-node metric -> result column. Iceberg's come from its ScanReport via BatchScanExec.
 ICEBERG_METRICS = {

@@ -35,7 +35,7 @@ from icelab.bench.windows import Window, load_query, render
 from icelab.core import failpoints
 from icelab.core.config import ProtocolConfig
 from icelab.core.errors import UserError
-from icelab.core.session import stop_jvm
+from icelab.core.jvm import stop_jvm
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from icelab.bench.profiles import Profile, prepare
 from icelab.core.config import ProfileConfig, SetupConfig, flatten
 from icelab.core.errors import UserError
 from icelab.core.iceberg import current_snapshot_id
-from icelab.core.session import jvm_running
+from icelab.core.jvm import jvm_running
 from icelab.datagen.dataset import Dataset
 
 NO_PROFILE = "none"

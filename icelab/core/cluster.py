@@ -3,36 +3,31 @@ run and stopped with it, whatever the ending.
 
 The master and `engine.workers` workers are the installed PySpark's own (`bin/spark-class`), each
 in a process group of its own, every port and web UI on 127.0.0.1, logs and work directories in
-one cluster directory. They are stopped (SIGTERM to each process group, SIGKILL after a grace
-period, and whatever they started) at the end of the run, on Ctrl-C, SIGTERM, SIGHUP and failure:
-run.py's `finally`, an atexit hook, and SIGTERM and SIGHUP handled as Ctrl-C.
+one cluster directory. icelab.core.supervisor launches them and stops them (and whatever they
+started) at the end of the run, on Ctrl-C, SIGTERM, SIGHUP and failure: run.py's `finally`, an
+atexit hook, and SIGTERM and SIGHUP handled as Ctrl-C.
 
-A driver killed outright (kill -9, out of memory) stops nothing. So a state file in a per-user
-runtime directory records the driver and the pids and ports of what it started; the next
-cluster started, by any run, stops what a dead driver left, each process only after its
-/proc/<pid>/cmdline shows the Spark master or worker icelab started under that cluster's id.
+A driver killed outright (kill -9, out of memory) stops nothing, and the cluster keeps running:
+a state file in a per-user runtime directory records the driver and the pids and ports of what
+it started, and the next cluster started, by any run, stops what a dead driver left, each
+process only while it is the one recorded and its /proc/<pid>/cmdline shows the Spark master or
+worker icelab started under that cluster's id.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import datetime as dt
 import json
 import logging
 import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 import urllib.request
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,34 +35,17 @@ from icelab.core import failpoints
 from icelab.core.config import EngineConfig
 from icelab.core.config.values import memory_mib
 from icelab.core.errors import UserError
-from icelab.core.results import write_json
+from icelab.core.supervisor import HOST, Daemon, Supervisor, accepts, cmdline, free_port, port_taken, sweep
 
 log = logging.getLogger(__name__)
 
-HOST = "127.0.0.1"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 MARK = "-Dicelab.cluster="  # on the command line of every daemon icelab starts
-GRACE_S = 10.0  # from SIGTERM to SIGKILL
 STATE_GLOB = "standalone-*.json"
 
 _running: Cluster | None = None
-_handlers: dict[int, Any] = {}
-_stop_at_exit = False  # stop() is registered with atexit once per process
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
-
-
-@dataclass
-class Daemon:
-    """One JVM of the cluster: the master or a worker (its executors run below it)."""
-
-    role: str
-    proc: subprocess.Popen
-    log: Path
-    ports: dict[str, int] = field(default_factory=dict)
-
-    def record(self) -> dict[str, Any]:
-        return {"role": self.role, "pid": self.proc.pid, "started": start_ticks(self.proc.pid), **self.ports}
 
 
 @dataclass
@@ -77,10 +55,21 @@ class Cluster:
     id: str
     engine: EngineConfig
     dir: Path
-    state_file: Path
+    state_file: InitVar[Path]
     webui_port: int
     url: str = ""
-    daemons: list[Daemon] = field(default_factory=list)
+    daemons: Supervisor = field(init=False)
+
+    def __post_init__(self, state_file: Path) -> None:
+        self.daemons = Supervisor(
+            "standalone cluster",
+            state_file,
+            self.dir,
+            "engine.start_timeout_s",
+            self.engine.start_timeout_s,
+            describe=self.record,
+            after_stop=lambda: _clean(self.dir),
+        )
 
     def record(self) -> dict[str, Any]:
         """What env.json and the state file keep of it."""
@@ -92,11 +81,8 @@ class Cluster:
             "worker_memory": self.engine.worker_memory,
             "master_webui": f"http://{HOST}:{self.webui_port}",
             "dir": str(self.dir),
-            "processes": [d.record() for d in self.daemons],
+            "processes": self.daemons.records(),
         }
-
-    def save(self) -> None:
-        write_json(self.state_file, {"driver": driver_identity(), **self.record()})
 
     def status(self) -> dict[str, Any]:
         """The master's own view (`/json/`): workers, cores, memory, applications."""
@@ -104,82 +90,13 @@ class Cluster:
             return json.load(answer)
 
 
-# -- processes ---------------------------------------------------------------------------------
-
-
-def _stat(pid: int) -> list[str] | None:
-    """/proc/<pid>/stat's fields after the command name (state first), or None when gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()
-
-
-def start_ticks(pid: int) -> int | None:
-    """When `pid` started (clock ticks since boot): a pid with another start is another process."""
-    fields = _stat(pid)
-    return int(fields[19]) if fields else None
-
-
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie has ended)."""
-    fields = _stat(pid)
-    return fields is not None and fields[0] not in ("Z", "X")
-
-
-def cmdline(pid: int) -> list[str]:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except OSError:
-        return []
-
-
-def descendants(pids: list[int]) -> list[int]:
-    """Every live process below `pids` (executors, their Python workers, which leave the group)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))):
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], list(pids)
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def driver_identity() -> dict[str, Any]:
-    return {"pid": os.getpid(), "started": start_ticks(os.getpid())}
+# -- state files: what a killed driver left ----------------------------------------------------
 
 
 def is_ours(pid: int, cluster_id: str) -> bool:
     """`pid` is a Spark master or worker icelab started for cluster `cluster_id`."""
     args = cmdline(pid)
     return f"{MARK}{cluster_id}" in args and any(c in args for c in (MASTER_CLASS, WORKER_CLASS))
-
-
-def terminate(groups: list[int], procs: list[subprocess.Popen] = ()) -> None:
-    """SIGTERM each process group (the daemons' executors are in them) and every descendant;
-    SIGKILL what still runs after GRACE_S; reap our own children."""
-    below = descendants(groups)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for group in groups:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(group, sig)
-        for pid in below:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
-        deadline = time.monotonic() + (GRACE_S if sig == signal.SIGTERM else 5)
-        while time.monotonic() < deadline:
-            for proc in procs:
-                proc.poll()
-            if not any(alive(pid) for pid in [*groups, *below]):
-                return
-            time.sleep(0.1)
-
-
-# -- state files: what a killed driver left ----------------------------------------------------
 
 
 def runtime_dir() -> Path:
@@ -197,25 +114,18 @@ def reap(state_dir: Path) -> list[dict[str, Any]]:
     """Stop every cluster whose driver is gone; return their records (kept clusters are left)."""
     reaped = []
     for state_file in sorted(state_dir.glob(STATE_GLOB)):
-        try:
-            state = json.loads(state_file.read_text())
-            driver = state["driver"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # half written by a live driver, or not ours
-        if start_ticks(driver["pid"]) == driver["started"]:
-            continue  # its driver runs: its cluster is in use
-        pids = [p["pid"] for p in state.get("processes", []) if is_ours(p["pid"], state["id"])]
-        if pids:
-            terminate(pids)
+        state = sweep(state_file, lambda pid, state: is_ours(pid, state["id"]))
+        if state is None:
+            continue  # its driver runs (its cluster is in use), or not ours
+        if state["stopped"]:
             log.warning(
                 "stopped standalone cluster %s left by process %s (killed?): pids %s",
                 state["id"],
-                driver["pid"],
-                ", ".join(map(str, pids)),
+                state["driver"]["pid"],
+                ", ".join(map(str, state["stopped"])),
             )
             reaped.append(state)
         _clean(Path(state.get("dir", "")))
-        state_file.unlink(missing_ok=True)
     return reaped
 
 
@@ -229,24 +139,6 @@ def _clean(cluster_dir: Path) -> None:
 
 
 # -- ports and masters -------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    """A port nobody listens on at 127.0.0.1 (the kernel's choice)."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def port_taken(port: int) -> bool:
-    """Whether something listens on `port` (on 127.0.0.1 or every interface)."""
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no user
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return True
-    return False
 
 
 def master_addresses(url: str) -> list[tuple[str, int]]:
@@ -306,54 +198,9 @@ def _env(cluster: Cluster) -> dict[str, str]:
 
 
 def _launch(cluster: Cluster, role: str, args: list[str]) -> Daemon:
-    path = cluster.dir / f"{role}.log"
-    with path.open("ab") as out:
-        proc = subprocess.Popen(
-            [str(spark_class()), *args],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=_env(cluster),
-            start_new_session=True,  # its own process group: stopped as one, spared the terminal's Ctrl-C
-        )
-    daemon = Daemon(role, proc, path)
-    cluster.daemons.append(daemon)
-    cluster.save()
-    return daemon
-
-
-def _why(daemon: Daemon) -> str:
-    """The last error line of a daemon's log."""
-    lines = daemon.log.read_text(errors="replace").splitlines() if daemon.log.is_file() else []
-    errors = [line for line in lines if re.search(r"ERROR|Exception|Error:", line)]
-    return (errors or lines or ["no output"])[-1].strip()[:300]
-
-
-def _wait(cluster: Cluster, what: str, ready: Any) -> Any:
-    """Poll `ready()` until it returns something true; fail when a daemon exits or time is up."""
-    deadline = time.monotonic() + cluster.engine.start_timeout_s
-    while True:
-        for daemon in cluster.daemons:
-            if daemon.proc.poll() is not None:
-                raise UserError(
-                    f"standalone cluster: the {daemon.role} exited while starting "
-                    f"(status {daemon.proc.returncode}): {_why(daemon)} (log: {daemon.log})"
-                )
-        found = ready()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise UserError(
-                f"standalone cluster: {what} not ready after {cluster.engine.start_timeout_s:g} s "
-                f"(engine.start_timeout_s); logs in {cluster.dir}"
-            )
-        time.sleep(0.2)
-
-
-def _listening(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=1):
-        return True
-    return False
+    return cluster.daemons.launch(
+        role, [str(spark_class()), *args], cluster.dir / f"{role}.log", _env(cluster)
+    )
 
 
 def _alive_workers(cluster: Cluster) -> list[dict[str, Any]] | None:
@@ -389,7 +236,7 @@ def start(engine: EngineConfig, root: Path) -> Cluster:
     Raises:
         UserError: a configured port in use, a daemon that exits, or a cluster not up in time.
     """
-    global _running, _stop_at_exit
+    global _running
     state_dir = runtime_dir()
     reap(state_dir)
     master_port, webui_port = _ports(engine)
@@ -401,10 +248,6 @@ def start(engine: EngineConfig, root: Path) -> Cluster:
         cluster_id, engine, cluster_dir, state_dir / f"standalone-{cluster_id}.json", webui_port
     )
     _running = cluster
-    _catch_signals()
-    if not _stop_at_exit:
-        atexit.register(stop)
-        _stop_at_exit = True
     try:
         _launch_all(cluster, master_port)
     except BaseException:
@@ -426,7 +269,7 @@ def _launch_all(cluster: Cluster, master_port: int) -> None:
     master = ["--host", HOST, "--port", str(master_port), "--webui-port", str(cluster.webui_port)]
     daemon = _launch(cluster, "master", [MASTER_CLASS, *master])
     daemon.ports = {"port": master_port, "webui_port": cluster.webui_port}
-    _wait(cluster, "the master", lambda: _listening(master_port))
+    cluster.daemons.wait("the master", lambda: accepts(master_port))
     cluster.url = f"spark://{HOST}:{master_port}"
     for i in range(1, engine.workers + 1):
         work = cluster.dir / f"worker-{i}"
@@ -435,12 +278,12 @@ def _launch_all(cluster: Cluster, master_port: int) -> None:
             *("--cores", str(engine.worker_cores), "--memory", f"{memory_mib(str(engine.worker_memory))}m"),
         ]
         _launch(cluster, f"worker-{i}", [WORKER_CLASS, *worker, cluster.url])
-    alive_workers = _wait(cluster, f"{engine.workers} ALIVE worker(s)", lambda: _alive_workers(cluster))
+    alive_workers = cluster.daemons.wait(f"{engine.workers} ALIVE worker(s)", lambda: _alive_workers(cluster))
     webui = {w["port"]: int(w["webuiaddress"].rsplit(":", 1)[1]) for w in alive_workers}
-    for daemon in cluster.daemons[1:]:
+    for daemon in cluster.daemons.daemons[1:]:
         port = _worker_port(daemon)
         daemon.ports = {"port": port, "webui_port": webui.get(port)}
-    cluster.save()
+    cluster.daemons.save()
     failpoints.point("cluster.started")  # the kill tests stop the driver here, or a moment later
 
 
@@ -459,31 +302,5 @@ def stop() -> None:
     """Stop the cluster this process started (workers first), if any; keep its logs."""
     global _running
     cluster, _running = _running, None
-    if cluster is None:
-        return
-    daemons = list(reversed(cluster.daemons))
-    terminate([d.proc.pid for d in daemons], [d.proc for d in daemons])
-    cluster.state_file.unlink(missing_ok=True)
-    _clean(cluster.dir)
-    _restore_signals()
-
-
-def _on_signal(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt  # as Ctrl-C: the run ends interrupted, every `finally` runs
-
-
-def _catch_signals() -> None:
-    """SIGTERM and SIGHUP end the run like Ctrl-C while a cluster runs (the measuring loop's own
-    handler, icelab.bench.protocol, first finishes the measurement in flight)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        _handlers.setdefault(sig, signal.signal(sig, _on_signal))
-
-
-def _restore_signals() -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig, handler in list(_handlers.items()):
-        signal.signal(sig, handler)
-        del _handlers[sig]
+    if cluster is not None:
+        cluster.daemons.stop()

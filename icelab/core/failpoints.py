@@ -26,6 +26,8 @@ import time
 from collections import Counter
 from typing import Any
 
+from icelab.core.jvm import jvm_running
+
 ENV = "ICELAB_KILL_AT"
 STALL_ENV = "ICELAB_STALL_AT"
 OOM_ENV = "ICELAB_OOM_AT"
@@ -72,8 +74,6 @@ def stall(name: str, spark: Any) -> None:
     if match["jvm"]:
         spark._jvm.java.lang.Thread.sleep(int(float(match["seconds"]) * 1000))
         return
-    from icelab.core.session import jvm_running
-
     # As a py4j call would, the Python stall returns once the driver JVM is gone.
     end = time.monotonic() + float(match["seconds"])
     while time.monotonic() < end and jvm_running():

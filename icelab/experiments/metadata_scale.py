@@ -35,8 +35,8 @@ from icelab.charts import costmodel as costmodel_charts
 from icelab.core import run_state
 from icelab.core.config import paths_config, protocol_config
 from icelab.core.config.metadata import MetadataScaleConfig, meta_configs, metadata_scale_config
+from icelab.core.jvm import jvm_pid
 from icelab.core.results import write_csv
-from icelab.core.session import jvm_pid
 from icelab.datagen.metadata.state import MetaState, ensure, meta_root, register
 
 PLANNING_MODE = "spark.sql.iceberg.data-planning-mode"

@@ -12,7 +12,7 @@ from pyspark.sql import Row
 from icelab.bench.measure import measure, plain_collect_ms, result_checksum
 from icelab.core import failpoints
 from icelab.core.contract import TIMED_OUT
-from icelab.core.session import jvm_running
+from icelab.core.jvm import jvm_running
 from tests.conftest import namespace
 
 DAY = (

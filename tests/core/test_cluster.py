@@ -20,7 +20,7 @@ from typing import Any
 import psutil
 import pytest
 
-from icelab.core import cluster
+from icelab.core import cluster, supervisor
 from icelab.core.contract import validate
 from tests.conftest import FAST_FLAGS, run_py
 from tests.core.test_cli import assert_one_line_error
@@ -61,7 +61,9 @@ class Runs:
 
 def ours_running(cluster_id: str) -> list[int]:
     """Every process whose command line carries the cluster's mark."""
-    return [p.pid for p in psutil.process_iter() if f"{cluster.MARK}{cluster_id}" in cluster.cmdline(p.pid)]
+    return [
+        p.pid for p in psutil.process_iter() if f"{cluster.MARK}{cluster_id}" in supervisor.cmdline(p.pid)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +77,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory, micro_data: Path) -> Runs:
         killed = run(tmp, *STANDALONE, kill_at="cluster.started")
         (state_file,) = state_dir.glob(cluster.STATE_GLOB)
         left = json.loads(state_file.read_text())
-        alive = {p["pid"]: cluster.cmdline(p["pid"]) for p in left["processes"] if cluster.alive(p["pid"])}
+        alive = {
+            p["pid"]: supervisor.cmdline(p["pid"]) for p in left["processes"] if supervisor.alive(p["pid"])
+        }
         sockets = [s for pid in alive for s in listening(pid)]
         standalone = run(tmp, *STANDALONE)
     return Runs(killed, left, alive, sockets, standalone, smoke_runs(tmp)[-1], local, local_dir, state_dir)
@@ -93,7 +97,7 @@ def test_a_killed_driver_leaves_its_cluster_and_the_next_run_stops_it(runs):
     # The next run stopped them, said so, and went on.
     assert runs.standalone.returncode == 0, runs.standalone.stderr[-3000:]
     assert f"stopped standalone cluster {runs.left['id']} left by process" in runs.standalone.stdout
-    assert not any(cluster.alive(pid) for pid in runs.left_alive)
+    assert not any(supervisor.alive(pid) for pid in runs.left_alive)
     assert ours_running(runs.left["id"]) == []
 
 
@@ -113,7 +117,7 @@ def test_a_standalone_run_runs_on_the_workers_and_leaves_nothing(runs):
     assert not list(Path(started["dir"]).glob("worker-1/app-*/0/*.jar"))  # the fetched jars are dropped
     # Nothing left: no process of the cluster, no listening port, no state file.
     pids = [p["pid"] for p in started["processes"]]
-    assert not any(cluster.alive(pid) for pid in pids)
+    assert not any(supervisor.alive(pid) for pid in pids)
     assert ours_running(started["id"]) == []
     ports = {port for p in started["processes"] for key, port in p.items() if key.endswith("port")}
     assert len(ports) == 4

@@ -28,7 +28,7 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from icelab.core import cluster, locks, object_store, storage
+from icelab.core import locks, object_store, storage, supervisor
 from icelab.core.config import StorageConfig
 from icelab.core.contract import validate
 from icelab.core.errors import UserError
@@ -276,7 +276,7 @@ def stop_child(proc: subprocess.Popen, sig: int, state_dir: Path, store: dict) -
             for c in psutil.net_connections("inet")
             if c.status == psutil.CONN_LISTEN and c.laddr.port == port and c.pid is not None
         ]
-        stores = [pid for pid in held if any(str(state_dir) in part for part in cluster.cmdline(pid))]
+        stores = [pid for pid in held if any(str(state_dir) in part for part in supervisor.cmdline(pid))]
         assert stores == [], url
     # A killed process leaves its pid record; the next start checks and clears it (test_sweep_*).
     assert (state_dir / rgw.PIDS).exists() == (sig == signal.SIGKILL)
@@ -325,7 +325,7 @@ def test_bad_input_against_a_live_store_is_one_line_then_ctrl_c_stops_it(runs, t
 
 
 def test_an_unreachable_endpoint_is_one_line(tmp_path):
-    port = rgw.free_port()
+    port = supervisor.free_port()
     env = os.environ | {"ICELAB_S3_ACCESS_KEY": "a", "ICELAB_S3_SECRET_KEY": "b"}
     line = one_line(
         run_py(*micro(tmp_path), "storage=object", f"storage.endpoint=http://127.0.0.1:{port}", env=env)
@@ -532,7 +532,7 @@ def test_a_stream_the_counter_cannot_parse_is_counted_once_as_such():
 
 
 def test_stopping_the_proxy_ends_its_thread():
-    proxy = DelayProxy("127.0.0.1", rgw.free_port(), 1)
+    proxy = DelayProxy("127.0.0.1", supervisor.free_port(), 1)
     proxy.start()
     proxy.stop()
     assert not any(t.name == "icelab-delay-proxy" for t in threading.enumerate())

@@ -13,14 +13,8 @@ import pytest
 
 from icelab.core.config import engine_config
 from icelab.core.errors import UserError
-from icelab.core.session import (
-    JVM_EXIT_GRACE_ENV,
-    JVM_EXIT_GRACE_S,
-    exit_grace_s,
-    get_session,
-    register_iceberg_catalog,
-    session_conf,
-)
+from icelab.core.jvm import JVM_EXIT_GRACE_ENV, JVM_EXIT_GRACE_S, exit_grace_s
+from icelab.core.session import get_session, register_iceberg_catalog, session_conf
 from tests.conftest import FAST_FLAGS, namespace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -91,7 +85,7 @@ def test_a_driver_jvm_that_answers_nothing_is_killed_when_the_run_ends():
 import os, signal
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
-from icelab.core.session import stop_jvm
+from icelab.core.jvm import stop_jvm
 spark = (SparkSession.builder.master("local[1]")
     .config("spark.driver.extraJavaOptions", {FAST_FLAGS!r})
     .config("spark.ui.enabled", "false").getOrCreate())

@@ -6,16 +6,14 @@ and every file (config, monitor and OSD stores, logs, pid record) in one state d
 cluster is made on first use and restarted from that directory afterwards, so datasets written
 to it are reused like local ones.
 
-No daemon outlives the run: they are stopped in reverse order when the run ends, they get
-a signal from the kernel when the process that started them dies (PR_SET_PDEATHSIG), and their
-pids are recorded with their command lines, so the next start kills any that are still there
-(after checking /proc/<pid>/cmdline, so a recycled pid is never hit).
+No daemon outlives the run: icelab.core.supervisor stops them in reverse order when the run
+ends, they get a signal from the kernel when the process that started them dies
+(PR_SET_PDEATHSIG), and their pids are recorded with their start times, so the next start kills
+any that are still there (after checking /proc, so a recycled pid is never hit).
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import os
 import shutil
@@ -24,16 +22,17 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icelab.core import supervisor
 from icelab.core.errors import UserError
 
 APT = "apt-get install --no-install-recommends ceph-mon ceph-osd radosgw"
 BINARIES = ("monmaptool", "ceph-mon", "ceph-osd", "ceph", "radosgw", "radosgw-admin")
 DAEMONS = ("ceph-mon", "ceph-osd", "radosgw")
-PIDS = "daemons.json"
+PIDS = "daemons.json"  # the supervisor's state file
+GRACE_S = 15.0  # from SIGTERM to SIGKILL, for each daemon in turn
 STATE = "state.json"
 USER = "icelab"
 RGW_NAME = "client.rgw"
@@ -95,23 +94,6 @@ debug rgw = 0
 """
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on at 127.0.0.1 right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def port_in_use(port: int) -> bool:
-    """Whether something on this machine holds `port` on 127.0.0.1 (or on every address)."""
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
-
-
 def missing_binaries() -> list[str]:
     """The Ceph programs this needs that are not on PATH."""
     return [name for name in BINARIES if shutil.which(name) is None]
@@ -123,62 +105,17 @@ def missing_binaries() -> list[str]:
 PARENT_DEATH_SIGNAL = {"ceph-mon": signal.SIGTERM, "ceph-osd": signal.SIGTERM, "radosgw": signal.SIGKILL}
 
 
-def _die_with_parent(sig: int) -> Callable[[], None]:
-    def prctl() -> None:  # runs in the child between fork and exec
-        ctypes.CDLL(None, use_errno=True).prctl(1, sig, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-
-    return prctl
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return []
-    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-
-
 def is_ours(pid: int, conf: Path) -> bool:
     """Whether `pid` runs a Ceph daemon of the cluster configured by `conf` (checked in /proc)."""
-    args = _cmdline(pid)
+    args = supervisor.cmdline(pid)
     return bool(args) and os.path.basename(args[0]) in DAEMONS and str(conf) in args
 
 
-def terminate(pids: list[int], conf: Path, grace_s: float = 10.0) -> list[int]:
-    """Stop each pid that is one of our daemons, RGW first and the monitor last: SIGTERM, then
-    SIGKILL if it is still there after `grace_s`.
-
-    Returns:
-        The pids signalled (a pid whose command line is not ours is left alone).
-    """
-    ours = [pid for pid in pids if is_ours(pid, conf)]
-    order = {name: rank for rank, name in enumerate(reversed(DAEMONS))}
-    ours.sort(key=lambda pid: order.get(os.path.basename(_cmdline(pid)[0]) if _cmdline(pid) else "", 0))
-    for pid in ours:
-        _signal(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while is_ours(pid, conf) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if is_ours(pid, conf):
-            _signal(pid, signal.SIGKILL)
-    return ours
-
-
-def _signal(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)
-
-
 def sweep(state_dir: Path) -> list[int]:
-    """Kill daemons a dead run left behind in `state_dir` (its pid record); return their pids."""
-    record = state_dir / PIDS
-    try:
-        pids = [int(entry["pid"]) for entry in json.loads(record.read_text())]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    killed = terminate(pids, state_dir / "ceph.conf", grace_s=10.0)
-    record.unlink(missing_ok=True)
-    return killed
+    """Stop the daemons a dead run left behind in `state_dir` (its pid record); return their pids."""
+    conf = state_dir / "ceph.conf"
+    left = supervisor.sweep(state_dir / PIDS, lambda pid, _: is_ours(pid, conf), GRACE_S, in_turn=True)
+    return left["stopped"] if left else []
 
 
 class _NotReady(Exception):
@@ -203,8 +140,19 @@ class Rgw:
     secret_key: str
     capacity_gb: float = 20.0
     start_timeout_s: float = 180.0
-    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     started_s: float | None = None
+    daemons: supervisor.Supervisor = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.daemons = supervisor.Supervisor(
+            "object store",
+            self.state_dir / PIDS,
+            self.state_dir / "log",
+            "storage.start_timeout_s",
+            self.start_timeout_s,
+            grace_s=GRACE_S,
+            in_turn=True,  # RGW first, the monitor last
+        )
 
     @property
     def conf(self) -> Path:
@@ -212,7 +160,7 @@ class Rgw:
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{supervisor.HOST}:{self.port}"
 
     def start(self) -> None:
         """Make (first time) or restart the cluster and RGW; wait until RGW answers.
@@ -224,7 +172,7 @@ class Rgw:
         missing = missing_binaries()
         if missing:
             raise UserError(f"storage=object needs Ceph's RGW ({', '.join(missing)} not found): {APT}")
-        if self.port and port_in_use(self.port):
+        if self.port and supervisor.port_taken(self.port):
             raise UserError(
                 f"storage.port={self.port}: 127.0.0.1:{self.port} is already in use; "
                 "give a free port or storage.port=0 (any free port)"
@@ -242,8 +190,8 @@ class Rgw:
             self._write_state(state)
         for sub in ("mon", "osd", "rgw", "run", "log"):
             (self.state_dir / sub).mkdir(exist_ok=True)
-        self.port = self.port or free_port()
-        mon_port = free_port()
+        self.port = self.port or supervisor.free_port()
+        mon_port = supervisor.free_port()
         self.conf.write_text(
             CONF.format(
                 fsid=state["fsid"],
@@ -339,67 +287,27 @@ class Rgw:
         return out.stdout
 
     def _spawn(self, *args: str) -> None:
-        """Start a daemon in the foreground (-f), in its own session (a terminal's Ctrl-C goes to
-        the run, which stops the daemons in order) and record its pid before anything else."""
+        """Start a daemon in the foreground (-f), recorded before anything else; fail at once
+        when it exits straight away."""
         name = args[0]
-        with self._log(name).open("ab") as log:
-            proc = subprocess.Popen(
-                args,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent(PARENT_DEATH_SIGNAL[name]),
-            )
-        self.procs[name] = proc
-        self._write_pids()
+        self.daemons.launch(name, args, self._log(name), death_signal=PARENT_DEATH_SIGNAL[name])
         time.sleep(0.2)
-        if proc.poll() is not None:
-            raise UserError(
-                f"object store: {name} exited at start (status {proc.returncode}); see "
-                f"{self._log(name)} and {self.state_dir / 'log'}"
-            )
-
-    def _write_pids(self) -> None:
-        entries = [{"name": n, "pid": p.pid, "cmdline": p.args} for n, p in self.procs.items()]
-        tmp = self.state_dir / f".{PIDS}.tmp"
-        tmp.write_text(json.dumps(entries))
-        tmp.replace(self.state_dir / PIDS)
+        self.daemons.check()
 
     def _wait_http(self) -> None:
-        while time.monotonic() < self.deadline:
-            for name, proc in self.procs.items():
-                if proc.poll() is not None:
-                    raise UserError(
-                        f"object store: {name} exited while starting (status {proc.returncode}); "
-                        f"see {self.state_dir / 'log'}"
-                    )
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                    sock.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-                    if sock.recv(12).startswith(b"HTTP/1."):
-                        return
-            except OSError:
-                pass
-            time.sleep(0.25)
-        raise UserError(self._timeout_message("radosgw"))
+        self.daemons.wait("radosgw", self._answers_http, self.deadline)
+
+    def _answers_http(self) -> bool:
+        try:
+            with socket.create_connection((supervisor.HOST, self.port), timeout=1) as sock:
+                sock.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                return sock.recv(12).startswith(b"HTTP/1.")
+        except OSError:
+            return False
 
     def _timeout_message(self, what: str) -> str:
-        return (
-            f"object store: {what} not ready within storage.start_timeout_s={self.start_timeout_s:g} s; "
-            f"see the logs in {self.state_dir / 'log'}"
-        )
+        return self.daemons.not_ready(what)
 
     def stop(self) -> None:
         """Stop RGW, then the OSD, then the monitor; forget their pids."""
-        for name in reversed(list(self.procs)):
-            proc = self.procs[name]
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
-        self.procs.clear()
-        (self.state_dir / PIDS).unlink(missing_ok=True)
+        self.daemons.stop()
