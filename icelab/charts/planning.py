@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench.stats import summarize
+from icelab.analysis.stats import summarize
 from icelab.charts import Chart, chart_cli, chart_files
 from icelab.charts.style import color, finish, plt
 from icelab.core.contract import read_measurements

@@ -9,7 +9,7 @@ A run is named by its directory or its run id (searched under --results). A chan
 only when it is both significant (p < alpha) and large enough (|change| >= min-change). With few
 repetitions the exact test cannot reach alpha at all: 3 against 3 gives at best p = 0.1, so such
 cases are reported as `too few repetitions`, never silently as `no change`. The effect columns
-(`icelab/bench/effects.py`) say whether the interval lies wholly beyond the threshold and the
+(`icelab/analysis/effect_intervals.py`) say whether the interval lies wholly beyond the threshold and the
 effect recurs in every session pair.
 """
 
@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import false_discovery_control, mannwhitneyu
 
-from icelab.bench import effects
+from icelab.analysis import effect_intervals
+from icelab.analysis.rows import counted
 from icelab.core.contract import read_measurements
 from icelab.core.results import write_csv
 from icelab.core.runs import Run, find_run
@@ -51,7 +52,7 @@ SHOWN = [
 ]
 REGRESSION, IMPROVEMENT, NO_CHANGE = "regression", "improvement", "no change"
 TOO_FEW, MISSING = "too few repetitions", "missing"
-MOVED = [effects.SLOWER, effects.FASTER, effects.NOT_RECURRING]
+MOVED = [effect_intervals.SLOWER, effect_intervals.FASTER, effect_intervals.NOT_RECURRING]
 # Config keys that name where things went, not what was measured.
 IGNORED_CONFIG = ("paths.", "progress", "charts", "hydra.")
 
@@ -70,11 +71,6 @@ def reps_needed(alpha: float) -> int:
     while min_p(n, n) >= alpha:
         n += 1
     return n
-
-
-def measured(measurements: pd.DataFrame) -> pd.DataFrame:
-    """The rows that count: measured rounds (no warm-ups) that succeeded."""
-    return measurements[(~measurements["warmup"].astype(bool)) & (measurements["status"] == "ok")]
 
 
 def _p_value(a: np.ndarray, b: np.ndarray) -> float:
@@ -108,7 +104,7 @@ def adjust(p_values: np.ndarray, correction: str) -> np.ndarray:
 def _sessions(runs: pd.DataFrame | Sequence[pd.DataFrame]) -> list[dict[tuple, pd.DataFrame]]:
     """The measured rows of each session of one side, grouped by cell."""
     frames = [runs] if isinstance(runs, pd.DataFrame) else list(runs)
-    return [dict(tuple(measured(f).groupby(KEYS, sort=False))) for f in frames]
+    return [dict(tuple(counted(f).groupby(KEYS, sort=False))) for f in frames]
 
 
 def _values(sessions: list[dict[tuple, pd.DataFrame]], key: tuple, timing: str) -> list[np.ndarray]:
@@ -144,17 +140,17 @@ def compare(
     alpha: float = 0.05,
     min_change: float = 0.10,
     correction: str = "bh",
-    confidence: float = effects.CONFIDENCE,
+    confidence: float = effect_intervals.CONFIDENCE,
     paired: bool = False,
 ) -> pd.DataFrame:
     """One row per (query, variant, window, timing): sizes, medians, relative change (b over a,
     positive = slower), p-value, p-value adjusted over every testable cell, and verdict; then
-    the ratio of medians with its bootstrap interval and the effect (`icelab.bench.effects`).
+    the ratio of medians with its bootstrap interval and the effect (`icelab.analysis.effect_intervals`).
 
     `a` and `b` are one run's measurements or several sessions' each: the values are pooled per
     side, and an effect must also recur in every session pair. With `paired`, session i of a and
     of b are the same session (two variants of one run): the effect then comes from the per-round
-    ratios, balanced over which variant went first (`effects.paired_effect`). Dozens of cells are
+    ratios, balanced over which variant went first (`effect_intervals.paired_effect`). Dozens of cells are
     tested at once; without a correction, 5% of unchanged cells would be flagged at alpha 0.05 by chance.
     """
     sessions_a, sessions_b = _sessions(a), _sessions(b)
@@ -171,11 +167,11 @@ def compare(
             change = (med_b - med_a) / med_a if med_a else float("nan")
             p = _p_value(va, vb)
             if paired:
-                effect = effects.paired_effect(
+                effect = effect_intervals.paired_effect(
                     _rounds(sessions_a, sessions_b, key, timing), min_change, confidence
                 )
             else:
-                effect = effects.effect(
+                effect = effect_intervals.effect(
                     [x for x in per_a if len(x)], [x for x in per_b if len(x)], min_change, confidence
                 )
             rows.append(
@@ -275,7 +271,7 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
     order = [REGRESSION, IMPROVEMENT, NO_CHANGE, TOO_FEW, MISSING]
     lines.append("verdicts: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in order))
     if has_effects:
-        kinds = [*MOVED, effects.NO_EFFECT, effects.TOO_FEW, effects.MISSING]
+        kinds = [*MOVED, effect_intervals.NO_EFFECT, effect_intervals.TOO_FEW, effect_intervals.MISSING]
         lines.append("effects: " + ", ".join(f"{found.get(v, 0)} {v}" for v in kinds))
     few = table[table["verdict"] == TOO_FEW]
     if not few.empty:
@@ -287,10 +283,11 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
             f"Measure at least {reps_needed(alpha)} per side (protocol.repetitions; "
             "protocol.executions for execution_ms and total_ms)."
         )
-    if found.get(effects.TOO_FEW, 0):
+    if found.get(effect_intervals.TOO_FEW, 0):
         lines.append(
-            f"note: {found[effects.TOO_FEW]} cases have fewer than {effects.MIN_VALUES} values on a side "
-            "(pooled over its sessions): no interval, no effect."
+            f"note: {found[effect_intervals.TOO_FEW]} cases have fewer than "
+            f"{effect_intervals.MIN_VALUES} values on a side (pooled over its sessions): "
+            "no interval, no effect."
         )
     return "\n".join(lines)
 
@@ -333,7 +330,10 @@ def main(argv: list[str] | None = None) -> int:
         help="multiple-testing correction over the cells (bh: Benjamini-Hochberg false discovery rate)",
     )
     p.add_argument(
-        "--confidence", type=float, default=effects.CONFIDENCE, help="level of the bootstrap intervals"
+        "--confidence",
+        type=float,
+        default=effect_intervals.CONFIDENCE,
+        help="level of the bootstrap intervals",
     )
     p.add_argument("--out", type=Path, help="CSV file (default: results/comparisons/<a>_vs_<b>.csv)")
     p.add_argument("--forest", type=Path, help="also draw the effects as a forest plot (PNG and SVG)")
@@ -380,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  flag when the {how}p < {args.alpha} (Mann-Whitney U, two-sided) "
         f"and |change| >= {args.min_change:.0%}"
     )
-    pairs = len(effects.session_pairs(len(runs_a), len(runs_b)))
+    pairs = len(effect_intervals.session_pairs(len(runs_a), len(runs_b)))
     estimate = (
         "the per-round ratios b / a (paired; the geometric mean of their medians over the rounds a "
         "went first and those b went first)"

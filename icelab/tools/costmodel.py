@@ -46,6 +46,7 @@ import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.outliers_influence import variance_inflation_factor
 
+from icelab.analysis.rows import counted
 from icelab.core.config import parse_size, window_length
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.errors import UserError
@@ -93,10 +94,10 @@ CELL_KEYS = ["format", "mode", "dataset", "layout", "query_id", "window"]
 
 def measured(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows a fit may use: measured rounds (no warm-ups) that succeeded and scanned something."""
-    keep = (~frame["warmup"].astype(bool)) & (frame["status"] == "ok")
-    if "scan_nodes" in frame.columns:
-        keep &= frame["scan_nodes"].isna() | (frame["scan_nodes"] != 0)  # 0: answered from metadata
-    return frame[keep]
+    rows = counted(frame)
+    if "scan_nodes" in rows.columns:
+        rows = rows[rows["scan_nodes"].isna() | (rows["scan_nodes"] != 0)]  # 0: answered from metadata
+    return rows
 
 
 def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:

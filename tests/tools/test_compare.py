@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from icelab.analysis.rows import counted
 from icelab.core.contract import read_measurements
 from icelab.core.runs import read_run
 from icelab.tools.compare import (
@@ -21,7 +22,6 @@ from icelab.tools.compare import (
     compare,
     differences,
     main,
-    measured,
     min_p,
     reps_needed,
 )
@@ -188,7 +188,7 @@ def test_two_variants_of_one_run_meet_cell_by_cell(tmp_path, capsys):
     args = [str(run), str(run), "--out", str(out), "--variants", "iceberg/initial", "iceberg/optimized"]
     assert main(args) == 0
     table = pd.read_csv(out)
-    m = measured(read_measurements(run))
+    m = counted(read_measurements(run))
     assert set(table["variant"]) == {"iceberg/initial -> iceberg/optimized"}
     assert len(table) == 23 * 3  # every query, each timing
     q = table[(table["query_id"] == "q16_region_join_month") & (table["timing"] == "planning_ms")].iloc[0]

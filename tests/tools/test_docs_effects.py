@@ -10,7 +10,7 @@ import pytest
 
 from icelab.tools.compare import compare
 from icelab.tools.docs.effects import checks, effect_checks
-from tests.bench.test_effects import session
+from tests.analysis.test_effect_intervals import session
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 facts, setup tables, per-query figures and the sentences that quote them.
 
 Every figure is computed from the stored run the way the experiment computes it
-(`icelab.bench.stats`): medians over the measured rounds, a query's total as its median planning
+(`icelab.analysis.stats`): medians over the measured rounds, a query's total as its median planning
 plus its median execution (`stats.ratios`), geometric means over queries (`stats.geomeans`), gains
 against the initial setup (`stats.gains`). The summary is recomputed from measurements.parquet,
 so a block cannot quote a derived CSV that no longer matches its measurements.
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench import stats
+from icelab.analysis import stats
+from icelab.analysis.rows import counted
 from icelab.bench.answers import verdict
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, read_run
@@ -234,7 +235,7 @@ def order_effect(c: Canonical) -> pd.DataFrame:
     medians and the counts. The rotation makes every variant go first in some rounds, so this
     compares a variant with itself: the order's cost, free of what the setups change."""
     m = c.measurements
-    executed = m[(~m["warmup"]) & m["executed"] & (m["status"] == "ok")].sort_values("measured_utc")
+    executed = counted(m).query("executed").sort_values("measured_utc")
     first = executed.groupby(["repetition", "query_id"])["variant"].transform("first") == executed["variant"]
     rows = []
     for (query_id, variant), part in executed.groupby(["query_id", "variant"], sort=True):
@@ -559,7 +560,7 @@ def run_paragraph(results: Path) -> str:
         f"{machine.get('memory_gib', '?')} GiB. A query's total is its median planning plus its "
         "median execution; each cell of the two setup tables below is the geometric mean over the "
         f"{len(c.windows)} queries of the per-query ratio Iceberg / Parquet (`versus_parquet.csv`, "
-        "`setups.csv`: `icelab/bench/stats.py`, `ratios` and `geomeans`).\n"
+        "`setups.csv`: `icelab/analysis/stats.py`, `ratios` and `geomeans`).\n"
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench import effects
+from icelab.analysis import effect_intervals as effects
 from icelab.tools import compare
 from icelab.tools.docs.fmt import num, table
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from icelab.analysis.rows import counted
 from icelab.charts.costmodel import ANCHORS
 from icelab.core.contract import read_measurements
 from icelab.core.runs import Run, find_runs, latest_runs
@@ -105,7 +106,7 @@ def states_table(results: Path) -> str:
 
 
 def _cells(measurements: pd.DataFrame) -> pd.DataFrame:
-    ok = measurements[(~measurements["warmup"]) & (measurements["status"] == "ok")]
+    ok = counted(measurements)
     return (
         ok.groupby(
             ["dataset", "format", "profile", "setup", "variant", "window", "window_hours"], dropna=False

@@ -2,7 +2,7 @@
 
 Every figure comes from the reference runs of `manifest_8mb` and `manifest_sweep` (and, for how
 the as-ingested manifests span the days, `manifest_health`): medians, IQRs and growth ratios
-through `icelab.bench.stats` from `measurements.parquet`, as the experiments compute them; table
+through `icelab.analysis.stats` from `measurements.parquet`, as the experiments compute them; table
 states and durations from `run.json`; protocol, windows and Spark settings from `config.yaml`;
 commit and machine from `env.json`. The verdicts of the claims section stay typed, but each is
 checked against the data here: a result that no longer supports a verdict stops `icelab docs`
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench import stats
+from icelab.analysis import stats
 from icelab.bench.answers import verdict
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run
