@@ -27,7 +27,7 @@ from scipy.stats import false_discovery_control, mannwhitneyu
 
 from icelab.analysis import effect_intervals
 from icelab.analysis.rows import counted
-from icelab.core.contract import read_measurements
+from icelab.analysis.stored_run import stored
 from icelab.core.results import write_csv
 from icelab.core.runs import Run, find_run
 
@@ -351,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2
-    frames_a = [read_measurements(r.path) for r in runs_a]
-    frames_b = [read_measurements(r.path) for r in runs_b]
+    frames_a = [stored(r).measurements() for r in runs_a]
+    frames_b = [stored(r).measurements() for r in runs_b]
     if args.variants:
         label = " -> ".join(args.variants)
         try:

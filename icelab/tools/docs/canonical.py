@@ -21,8 +21,9 @@ import pandas as pd
 
 from icelab.analysis import stats
 from icelab.analysis.rows import counted
+from icelab.analysis.stored_run import stored
 from icelab.bench.answers import verdict
-from icelab.core.contract import MEASUREMENTS, read_measurements
+from icelab.core.contract import MEASUREMENTS
 from icelab.core.runs import Run, read_run
 from icelab.tools.docs.fmt import (
     default_protocol,
@@ -155,7 +156,7 @@ def _load(path: Path, stamp: tuple[int, int]) -> Canonical:
     run = read_run(path)
     if run is None:
         raise LookupError(f"{path}: not a run directory")
-    measurements = read_measurements(run.path)
+    measurements = stored(run).measurements()
     meta = run.meta()
     summary = stats.summarize(measurements, meta["protocol"]["unstable_iqr"])
     versus = stats.ratios(summary, PARQUET)
@@ -167,7 +168,7 @@ def _load(path: Path, stamp: tuple[int, int]) -> Canonical:
         versus=versus,
         setups=stats.geomeans(versus, summary),
         gains=stats.gains(summary, initial),
-        plan=pd.read_csv(run.path / "plan_check.csv"),
+        plan=stored(run).table("plan_check.csv"),
         initial=initial,
         optimized=optimized,
         versus_ci=stats.geomean_intervals(measurements, PARQUET),

@@ -13,7 +13,6 @@ compute them; storage kind, latency and its mechanism from each run's env.json.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,8 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.analysis import stats
-from icelab.analysis.rows import counted
-from icelab.core.contract import MEASUREMENTS, read_measurements
+from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run, find_runs
 from icelab.tools.docs import canonical, planning
 from icelab.tools.docs.fmt import num, provenance, table
@@ -121,13 +119,7 @@ def _check_same_tables(runs: list[Run]) -> None:
 def measured(run: Run) -> pd.DataFrame:
     """The run's rows that count (`rows.counted`: no warm-ups, status ok), read once per
     content of the file (the blocks ask many times)."""
-    stat = (run.path / MEASUREMENTS).stat()
-    return _measured(run.path, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=8)
-def _measured(path: Path, mtime_ns: int, size: int) -> pd.DataFrame:
-    return counted(read_measurements(path))
+    return stored(run).counted()
 
 
 def _requests(run: Run, variant: str, window: str) -> dict[str, float]:
