@@ -1,31 +1,25 @@
 """The planning cost model: planted coefficients recovered, larger tables predicted, the layout
-arithmetic exact, and bad input one line (icelab.tools.costmodel; no Spark)."""
+arithmetic exact (icelab.analysis.planning_*, manifest_layouts; no Spark)."""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from icelab.tools import costmodel
-from icelab.tools.costmodel import (
-    cells,
-    fit,
-    holdout,
+from icelab.analysis import planning_cells, planning_model
+from icelab.analysis.manifest_layouts import (
     ingested_layout,
-    main,
     predict_table,
     recommend,
     rewrite_layout,
     window_days,
 )
-from icelab.tools.main import main as icelab
+from icelab.analysis.planning_cells import cells
+from icelab.analysis.planning_model import fit, holdout
+from icelab.tools.costmodel import recommendation_line
 
 # planning_ms = const + a x first feature + b x second (+ c x third), per (format, mode).
 PLANTED = {
@@ -190,7 +184,7 @@ def synthetic(
                 rows += rows_of(cell, truth, rng, noise)
     frame = pd.DataFrame(rows)
     frame["variant"] = np.where(frame["format"] == "parquet", "parquet", "iceberg/" + frame["profile"])
-    frame["planner_threads"] = THREADS  # what costmodel.measurements adds from env.json
+    frame["planner_threads"] = THREADS  # what planning_runs.measurements adds from env.json
     return frame, pd.DataFrame(states), pd.DataFrame(windows)
 
 
@@ -260,7 +254,7 @@ def test_rows_without_a_mode_plan_as_the_defaults():
         }
     )
     # Spark lists serially up to the threshold of paths (32), as a job above it.
-    assert costmodel.modes(frame).tolist() == [
+    assert planning_cells.modes(frame).tolist() == [
         "local",
         "listing_serial",
         "listing_serial",
@@ -311,7 +305,7 @@ def test_the_busiest_thread_reads_a_share_of_the_entries_or_the_largest_manifest
     assert ten["largest_manifest_entries"] == math.floor(8 * 2**20 / per_entry)
     ingested = keyed.loc[("meta_10m-cccc", "as_ingested", "1h", "local")]
     assert ingested["largest_manifest_entries"] == 10_000_000 / (10_000_000 // 2640)
-    assert costmodel.largest_read(
+    assert planning_cells.largest_read(
         pd.DataFrame(
             {
                 "layout": ["rewrite_1mb"],
@@ -455,7 +449,7 @@ def test_recommend_takes_the_least_summed_prediction():
         800,
         10_000,
     )
-    line = costmodel.recommendation_line(rec)
+    line = recommendation_line(rec)
     assert (
         line.startswith("recommended: rewrite to 8MB manifests (151 manifests")
         and "as ingested: 10,000 ms" in line
@@ -470,135 +464,19 @@ def test_the_same_cell_in_separate_runs_shows_how_far_apart_they_are():
     slower = first["profile"] == "rewrite_8mb"
     second = first.assign(planning_ms=np.where(slower, first["planning_ms"] * 1.3, first["planning_ms"]))
     other, _, _ = synthetic({"medium-4149ea9e8a87": 35_913}, seed=3, noise=0.0, setup=False)
-    spread = costmodel.repeat_spread({"a": first, "b": second, "c": other})
+    spread = planning_model.repeat_spread({"a": first, "b": second, "c": other})
     assert set(spread["dataset"]) == set(medium) and (spread["runs"] == 2).all()
     eight = spread["layout"] == "rewrite_8mb"
     assert np.allclose(spread.loc[eight, "spread"], 0.3) and np.allclose(spread.loc[~eight, "spread"], 0.0)
     assert np.allclose(spread["slowest_ms"] / spread["fastest_ms"] - 1, spread["spread"])
-    summary = costmodel.spread_summary(spread).set_index("layout")
+    summary = planning_model.spread_summary(spread).set_index("layout")
     assert summary.loc["rewrite_8mb", "max_spread"] == pytest.approx(0.3)
     assert summary.loc["as_ingested", "max_spread"] == pytest.approx(0.0)
-    assert costmodel.repeat_spread({"a": first}).empty
+    assert planning_model.repeat_spread({"a": first}).empty
     # A rewrite cut elsewhere: the same window reads other manifests, which is other work.
     recut = second.assign(
         manifests_scanned=np.where(slower, second["manifests_scanned"] + 1, second["manifests_scanned"])
     )
-    assert set(costmodel.repeat_spread({"a": first, "b": recut})["layout"]) == set(TARGETS) - {
+    assert set(planning_model.repeat_spread({"a": first, "b": recut})["layout"]) == set(TARGETS) - {
         "rewrite_8mb"
     } | {"parquet"}
-
-
-def write_run(root: Path, frame: pd.DataFrame, states: pd.DataFrame, windows: pd.DataFrame) -> Path:
-    run_dir = root / "runs" / "metadata_scale" / "20261124T000000Z-abcdef"
-    run_dir.mkdir(parents=True)
-    frame.to_parquet(run_dir / "measurements.parquet", index=False)
-    states.to_csv(run_dir / "states.csv", index=False)
-    windows.to_csv(run_dir / "windows.csv", index=False)
-    (run_dir / "run.json").write_text(json.dumps({"status": "complete"}))
-    (run_dir / "env.json").write_text(json.dumps({"machine": {"cores": THREADS}}))
-    return run_dir
-
-
-def test_the_command_prints_the_fit_the_layouts_and_the_recommendation(
-    run_data, tmp_path, capsys, monkeypatch
-):
-    run_dir = write_run(tmp_path / "results", *run_data)
-    monkeypatch.chdir(tmp_path)  # the default: the newest complete metadata_scale run under results/
-    out = tmp_path / "model.json"
-    code = main(
-        [
-            "--files",
-            "1.8e6",
-            "--days",
-            "180",
-            "--windows",
-            "1d,30d",
-            "--targets",
-            "1MB,8MB",
-            "--json",
-            str(out),
-        ]
-    )
-    printed = capsys.readouterr().out
-    assert code == 0
-    assert f"fitted on results/runs/metadata_scale/{run_dir.name}" in printed
-    assert "ms per 1,000 entries" in printed and "ms per partition" in printed
-    assert "recommended: rewrite to " in printed and "; as ingested: " in printed
-    assert "parquet (listing_serial): 1d " in printed
-    data = json.loads(out.read_text())
-    assert data["run"]["run_id"] == run_dir.name
-    assert {(f["format"], f["mode"]) for f in data["fits"]} == set(PLANTED)
-    local = next(f for f in data["fits"] if f["mode"] == "local")
-    assert {c["term"] for c in local["coefficients"]} == {
-        "const",
-        "manifests_read",
-        "busiest_thread_entries",
-        "entries_matched",
-    }
-    assert (
-        data["table"]["threads"] == THREADS and f"on {THREADS} planning threads (the fitted run's)" in printed
-    )
-    assert len(data["predictions"]) == 3 * 2 + 2 * 2
-    assert data["recommendation"]["layout"] in ("rewrite_1mb", "rewrite_8mb")
-
-
-def test_the_holdout_command_prints_both_checks(run_data, tmp_path, capsys):
-    write_run(tmp_path / "results", *run_data)
-    code = main(["--holdout", "--results", str(tmp_path / "results"), "--reference", str(tmp_path / "none")])
-    printed = capsys.readouterr().out
-    assert code == 0
-    assert "held out (more than 1,000,000 data files):" in printed and "meta_10m-cccc" in printed
-    assert "real-data reference runs (none found): no cells" in printed
-    assert (
-        "the same cells in separate runs (0 complete runs under " in printed
-        and "no cell measured twice" in printed
-    )
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--files", "-3", "--days", "180", "--windows", "1d"], "bad --files '-3'"),
-        (["--files", "many", "--days", "180", "--windows", "1d"], "bad --files 'many'"),
-        (["--files", "1e6", "--days", "180", "--windows", "1d,3x"], "bad window '3x'"),
-        (["--files", "1e6", "--days", "180", "--windows", "1d", "--targets", "8XB"], "bad size '8XB'"),
-        (["--files", "1e6", "--days", "180", "--windows", "1d", "--results", "nowhere"], "no run 'nowhere'"),
-        (["--files", "1e6", "--days", "180"], "--windows is required"),
-        (["--files", "1e6", "--days", "180", "--windows", "1d", "--threads", "1.5"], "bad --threads '1.5'"),
-        (["--no-such-option"], "unrecognized arguments"),
-    ],
-)
-def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert main(args) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("icelab: error: ") and message in err
-
-
-def test_a_run_without_its_cores_is_one_line(run_data, tmp_path, capsys, monkeypatch):
-    run_dir = write_run(tmp_path / "results", *run_data)
-    (run_dir / "env.json").write_text(json.dumps({"machine": {}}))
-    monkeypatch.chdir(tmp_path)
-    assert main(["--files", "1e6", "--days", "180", "--windows", "1d"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "does not say the driver's cores (machine.cores)" in err
-
-
-def test_no_run_to_fit_on_is_one_line(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert icelab(["costmodel", "--files", "1e6", "--days", "180", "--windows", "1d"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no complete metadata_scale run" in err
-
-
-def test_python_dash_m_spelling(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "icelab.costmodel", "--files", "0", "--days", "1", "--windows", "1d"],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 2
-    assert result.stderr == "icelab: error: bad --files '0': use a positive number\n"
