@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from icelab.analysis import effect_intervals
-from icelab.tools.compare import compare
+from icelab.analysis.comparison import compare
 
 QUERIES = [f"q{i:02d}" for i in range(1, 13)]
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from icelab.analysis import effect_intervals
+from icelab.analysis.comparison import compare
 from icelab.charts.forest import forest_chart
-from icelab.tools.compare import compare
 from tests.analysis.test_effect_intervals import QUERIES, session
 
 

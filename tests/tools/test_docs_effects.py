@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icelab.tools.compare import compare
+from icelab.analysis.comparison import compare
 from icelab.tools.docs.effects import checks, effect_checks
 from tests.analysis.test_effect_intervals import session
 
