@@ -871,7 +871,7 @@ def claims(results: Path) -> str:
 
     # Planning across windows: the planning experiment, for the manifest rewrite's table state.
     planning_run = reference_run(results, "manifest_8mb")
-    growth = pd.read_csv(planning_run.path / "growth.csv")
+    growth = stored(planning_run).table("growth.csv")
     target = meta["profiles"][meta["setups"][setup(rewritten(c))]["profile"]]["manifest_target_size"]
     profiles = planning_run.meta()["profiles"]  # its table state with the same manifest target
     profile = next((n for n, spec in profiles.items() if spec.get("manifest_target_size") == target), None)

@@ -344,7 +344,7 @@ def execution(results: Path) -> str:
         for v, on in ((v, "on " if v == PARQUET else "") for v in variants)
     ]
     n = int(frame["execution_ms_n"].min())
-    overhead = pd.read_csv(run.path / "overhead.csv")
+    overhead = stored(run).table("overhead.csv")
     protocol = run.config()["protocol"]
     by = overhead.groupby("variant")
     cost, base = by["overhead_ms"].median(), by["plain_ms"].median()
