@@ -10,13 +10,27 @@ from typing import Any
 
 import pandas as pd
 
-from icelab.analysis.planning_cells import ICEBERG, PARQUET
+from icelab.analysis.planning_cells import ENTRY_BYTES, ICEBERG, PARQUET
 from icelab.analysis.planning_model import Fit
 from icelab.core.config import parse_size, window_length
 
 AS_INGESTED = "as_ingested"
 MANIFESTS_AS_INGESTED = 379  # 1M entries as ingested in the metadata spike (DESIGN.md)
 TARGETS = ("1MB", "2MB", "4MB", "8MB", "16MB", "32MB", "64MB", "128MB")
+
+
+def measured_entry_bytes(states: pd.DataFrame | None) -> tuple[float, str]:
+    """Bytes per manifest entry, from a fitted run's states.csv when it records them (else the
+    default ENTRY_BYTES), and where the figure came from."""
+    if states is not None and "entry_bytes" in states.columns:
+        # As ingested first: its manifests are large, so their fixed overhead (header, schema) hardly
+        # adds to the bytes per entry; small rewritten manifests inflate it.
+        iceberg = states[states["format"] == ICEBERG]
+        for rows, what in ((iceberg[iceberg["profile"] == AS_INGESTED], "as ingested"), (iceberg, "all")):
+            found = rows["entry_bytes"].dropna()
+            if not found.empty:
+                return float(found.median()), f"median of the fitted run's states.csv, {what}"
+    return ENTRY_BYTES, "default"
 
 
 @dataclass(frozen=True)

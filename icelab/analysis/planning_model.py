@@ -27,8 +27,8 @@ from statsmodels.stats.outliers_influence import variance_inflation_factor
 
 from icelab.analysis.planning_cells import FEATURES, ICEBERG, PARQUET, UNITS, cells
 
-LIMIT = 1_000_000
-LEVEL = 0.95
+LIMIT = 1_000_000  # the holdout check fits on datasets with at most this many data files
+LEVEL = 0.95  # of the coefficient and prediction intervals
 INTERVALS = {"obs": "prediction interval of a new cell median", "mean": "confidence interval of the mean"}
 
 

@@ -27,15 +27,14 @@ from typing import Any, NoReturn
 import pandas as pd
 
 from icelab.analysis.manifest_layouts import (
-    AS_INGESTED,
     MANIFESTS_AS_INGESTED,
     TARGETS,
+    measured_entry_bytes,
     predict_table,
     recommend,
     window_days,
 )
 from icelab.analysis.planning_cells import (
-    ENTRY_BYTES,
     FEATURES,
     ICEBERG,
     ICEBERG_DEFAULT_MODE,
@@ -242,15 +241,7 @@ def _split(text: str | None, what: str) -> list[str]:
 def _entry_bytes(given: str | None, states: pd.DataFrame | None) -> tuple[float, str]:
     if given is not None:
         return _positive(given, "entry-bytes"), "given"
-    if states is not None and "entry_bytes" in states.columns:
-        # As ingested first: its manifests are large, so their fixed overhead (header, schema) hardly
-        # adds to the bytes per entry; small rewritten manifests inflate it.
-        iceberg = states[states["format"] == ICEBERG]
-        for rows, what in ((iceberg[iceberg["profile"] == AS_INGESTED], "as ingested"), (iceberg, "all")):
-            found = rows["entry_bytes"].dropna()
-            if not found.empty:
-                return float(found.median()), f"median of the fitted run's states.csv, {what}"
-    return ENTRY_BYTES, "default"
+    return measured_entry_bytes(states)
 
 
 @dataclass(frozen=True)
