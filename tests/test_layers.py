@@ -36,10 +36,11 @@ def test_every_import_runs_down_the_layers() -> None:
 @pytest.mark.parametrize(
     ("module", "planted", "contract"),
     [
-        ("core/results.py", "from icelab.bench import stats", "layers import only downward BROKEN"),
-        ("bench/stats.py", "from icelab.charts import style", "layers import only downward BROKEN"),
+        ("core/results.py", "from icelab.analysis import stats", "layers import only downward BROKEN"),
+        ("analysis/stats.py", "from icelab.charts import style", "layers import only downward BROKEN"),
         ("charts/style.py", "import pyspark", "charts read stored results only: no Spark BROKEN"),
         ("health/policy.py", "from icelab.charts import style", "layers import only downward BROKEN"),
+        ("analysis/stats.py", "import pyspark", "analysis reads stored results only: no Spark BROKEN"),
     ],
 )
 def test_a_planted_upward_import_is_caught(tmp_path: Path, module: str, planted: str, contract: str) -> None:

@@ -1,1 +1,15 @@
-"""The read side: stored runs, the rows that count, their statistics and the cost model."""
+"""The read side: stored runs and the numbers computed from them, owned in one place.
+
+Above `icelab.bench` (which measures and writes) and below `icelab.charts`, the docs and the
+commands (which draw and print what is computed here); it never starts Spark.
+
+    stored_run        one stored run's measurements and derived tables, read once while unchanged
+    rows              the rows that count (measured rounds that succeeded)
+    stats             medians, spreads, growth ratios and geometric means of a run
+    effect_intervals  bootstrap intervals of ratios and whether an effect recurs
+    comparison        two sides compared cell by cell: test, verdict, effect
+    planning_cells    the planning cost model's cells (median planning and features per cell)
+    planning_model    the cost model: fit, prediction, holdout check, repeat spread
+    manifest_layouts  a table described by its size: layouts, what a window reads, prediction
+    planning_runs     the stored runs the cost model is fitted on and checked against
+"""

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from icelab.bench.stats import PARTS
-from icelab.bench.stats import gains as stats_gains
+from icelab.analysis.stats import PARTS
+from icelab.analysis.stats import gains as stats_gains
 from icelab.charts import Chart, chart_cli, chart_files
 from icelab.charts.planning import load_summary, reps
 from icelab.charts.style import FORMAT_COLORS, PARQUET, finish, plt

@@ -2,7 +2,7 @@
 cells it was not fitted on marked apart), and measured planning against table size with two
 published figures as anchors.
 
-Both read frames the cost model (`icelab costmodel`, icelab.tools.costmodel) derives from stored
+Both read frames the cost model (`icelab costmodel`, icelab.analysis.planning_model) derives from stored
 runs; nothing here fits, and nothing starts Spark.
 """
 

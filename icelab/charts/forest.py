@@ -8,10 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from icelab.bench import effects
+from icelab.analysis import effect_intervals
 from icelab.charts.style import finish, plt
 
-COLORS = {effects.SLOWER: "#c00000", effects.FASTER: "#548235", effects.NOT_RECURRING: "#bf8f00"}
+COLORS = {
+    effect_intervals.SLOWER: "#c00000",
+    effect_intervals.FASTER: "#548235",
+    effect_intervals.NOT_RECURRING: "#bf8f00",
+}
 
 
 def forest_chart(
@@ -21,7 +25,7 @@ def forest_chart(
     title: str,
     run_dir: Path,
     path: Path,
-    confidence: float = effects.CONFIDENCE,
+    confidence: float = effect_intervals.CONFIDENCE,
 ) -> list[Path]:
     """One row per (query, variant, window) of `timing` in a `compare` table; flagged effects in
     colour, cells without an interval as a bare point.

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench.stats import summarize
+from icelab.analysis.stored_run import stored
 from icelab.charts import Chart, chart_cli, chart_files
 from icelab.charts.style import color, finish, plt
-from icelab.core.contract import read_measurements
 
 CHARTS = ("planning_vs_window.png", "manifests_vs_window.png", "iceberg_vs_harness_planning.png")
 
@@ -24,7 +23,7 @@ CHARTS = ("planning_vs_window.png", "manifests_vs_window.png", "iceberg_vs_harne
 def load_summary(run_dir: Path) -> tuple[pd.DataFrame, dict]:
     """The run's per-(query, variant, window) summary and its run.json."""
     run = json.loads((run_dir / "run.json").read_text())
-    return summarize(read_measurements(run_dir), run["protocol"]["unstable_iqr"]), run
+    return stored(run_dir).summary(run["protocol"]["unstable_iqr"]), run
 
 
 def reps(summary: pd.DataFrame, timing: str) -> str:

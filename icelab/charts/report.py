@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from icelab.analysis.stored_run import stored
 from icelab.charts import Chart
 from icelab.charts.all import WRITERS, draw, parser, runs_from_args
 from icelab.charts.schema_table import RECORDS, outcome_table
@@ -83,10 +84,9 @@ def environment(run: Run) -> str:
 
 
 def _csv(run: Run, name: str, columns: list[str] | None = None) -> pd.DataFrame | None:
-    path = run.path / name
-    if not path.is_file():
+    frame = stored(run).table(name)
+    if frame is None:
         return None
-    frame = pd.read_csv(path)
     return frame[[c for c in frame.columns if c in columns]] if columns else frame
 
 

@@ -16,7 +16,8 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from icelab.bench import answers, page_cache, stats
+from icelab.analysis import stats
+from icelab.bench import answers, page_cache
 from icelab.bench.context import open_context
 from icelab.bench.protocol import query_cases
 from icelab.bench.recorder import Recorder

@@ -23,7 +23,7 @@ import pandas as pd
 from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
-from icelab.bench import stats
+from icelab.analysis import stats
 from icelab.bench.context import open_context
 from icelab.bench.measure import plan_query
 from icelab.bench.protocol import Case, cases

@@ -16,7 +16,8 @@ from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 from tqdm import tqdm
 
-from icelab.bench import answers, stats
+from icelab.analysis import stats
+from icelab.bench import answers
 from icelab.bench.context import Context, open_context
 from icelab.bench.measure import overhead_pairs
 from icelab.bench.protocol import Case, cases

@@ -1,6 +1,5 @@
-"""Compare stored runs: per (query, variant, window) and timing, the change of the median and a
-Mann-Whitney U test over the measured repetitions, flagging regressions and improvements; and
-the ratio of medians with a bootstrap interval, pooled over several sessions per side.
+"""`icelab compare`: stored runs compared cell by cell (`icelab.analysis.comparison`), printed,
+and written as CSV.
 
 icelab compare <run_a>[,<run_a2>...] <run_b>[,<run_b2>...] [--alpha 0.05] [--min-change 0.10]
                [--out FILE] [--forest FILE]
@@ -9,31 +8,38 @@ A run is named by its directory or its run id (searched under --results). A chan
 only when it is both significant (p < alpha) and large enough (|change| >= min-change). With few
 repetitions the exact test cannot reach alpha at all: 3 against 3 gives at best p = 0.1, so such
 cases are reported as `too few repetitions`, never silently as `no change`. The effect columns
-(`icelab/bench/effects.py`) say whether the interval lies wholly beyond the threshold and the
+(`icelab/analysis/effect_intervals.py`) say whether the interval lies wholly beyond the threshold and the
 effect recurs in every session pair.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import false_discovery_control, mannwhitneyu
 
-from icelab.bench import effects
-from icelab.core.contract import read_measurements
+from icelab.analysis import effect_intervals
+from icelab.analysis.comparison import (
+    IMPROVEMENT,
+    KEYS,
+    MISSING,
+    MOVED,
+    NO_CHANGE,
+    REGRESSION,
+    TIMINGS,
+    TOO_FEW,
+    compare,
+    pick,
+    reps_needed,
+)
+from icelab.analysis.stored_run import stored
 from icelab.core.results import write_csv
 from icelab.core.runs import Run, find_run
 
-KEYS = ["query_id", "variant", "window"]
-TIMINGS = ["planning_ms", "execution_ms", "total_ms"]
-STATS = ["n_a", "n_b", "median_a", "median_b", "change", "p_value", "min_p"]
-EFFECT_COLUMNS = ["ratio", "ci_low", "ci_high", "pairs", "recurring", "estimator", "effect"]
 SHOWN = [
     *KEYS,
     "timing",
@@ -49,157 +55,8 @@ SHOWN = [
     "recurring",
     "effect",
 ]
-REGRESSION, IMPROVEMENT, NO_CHANGE = "regression", "improvement", "no change"
-TOO_FEW, MISSING = "too few repetitions", "missing"
-MOVED = [effects.SLOWER, effects.FASTER, effects.NOT_RECURRING]
 # Config keys that name where things went, not what was measured.
 IGNORED_CONFIG = ("paths.", "progress", "charts", "hydra.")
-
-
-def min_p(n: int, m: int) -> float:
-    """The smallest two-sided p-value the exact Mann-Whitney U test can give for sizes n and m:
-    both tails of the single most extreme ordering, 2 / C(n+m, n)."""
-    if n == 0 or m == 0:
-        return 1.0
-    return min(1.0, 2 / math.comb(n + m, n))
-
-
-def reps_needed(alpha: float) -> int:
-    """The fewest repetitions per side (equal sizes) with which the test can reach p < alpha."""
-    n = 1
-    while min_p(n, n) >= alpha:
-        n += 1
-    return n
-
-
-def measured(measurements: pd.DataFrame) -> pd.DataFrame:
-    """The rows that count: measured rounds (no warm-ups) that succeeded."""
-    return measurements[(~measurements["warmup"].astype(bool)) & (measurements["status"] == "ok")]
-
-
-def _p_value(a: np.ndarray, b: np.ndarray) -> float:
-    if len(a) == 0 or len(b) == 0:
-        return float("nan")
-    if np.array_equal(np.sort(a), np.sort(b)):
-        return 1.0  # identical samples: scipy may return nan when every value ties
-    p = mannwhitneyu(a, b, alternative="two-sided").pvalue
-    return 1.0 if np.isnan(p) else float(p)
-
-
-def verdict(n_a: int, n_b: int, change: float, p: float, alpha: float, min_change: float) -> str:
-    """The label of one comparison."""
-    if n_a == 0 or n_b == 0:
-        return MISSING
-    if min_p(n_a, n_b) >= alpha:
-        return TOO_FEW
-    if p < alpha and not np.isnan(change) and abs(change) >= min_change:
-        return REGRESSION if change > 0 else IMPROVEMENT
-    return NO_CHANGE
-
-
-def adjust(p_values: np.ndarray, correction: str) -> np.ndarray:
-    """p-values corrected for testing many cells at once: `bh` (Benjamini-Hochberg, the false
-    discovery rate over the cells) or `none`."""
-    if correction == "none" or len(p_values) == 0:
-        return p_values
-    return false_discovery_control(p_values, method="bh")
-
-
-def _sessions(runs: pd.DataFrame | Sequence[pd.DataFrame]) -> list[dict[tuple, pd.DataFrame]]:
-    """The measured rows of each session of one side, grouped by cell."""
-    frames = [runs] if isinstance(runs, pd.DataFrame) else list(runs)
-    return [dict(tuple(measured(f).groupby(KEYS, sort=False))) for f in frames]
-
-
-def _values(sessions: list[dict[tuple, pd.DataFrame]], key: tuple, timing: str) -> list[np.ndarray]:
-    return [s[key][timing].dropna().to_numpy(float) if key in s else np.array([]) for s in sessions]
-
-
-def _rounds(
-    sessions_a: list[dict[tuple, pd.DataFrame]],
-    sessions_b: list[dict[tuple, pd.DataFrame]],
-    key: tuple,
-    timing: str,
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per session, the values of a and b of one cell aligned by repetition (the rounds both ran),
-    and whether a was measured first in each of those rounds."""
-    out = []
-    columns = ["repetition", "measured_utc", timing]
-    for sa, sb in zip(sessions_a, sessions_b, strict=True):
-        if key not in sa or key not in sb:
-            continue
-        both = pd.merge(
-            sa[key][columns].dropna(), sb[key][columns].dropna(), on="repetition", suffixes=("_a", "_b")
-        )
-        a_first = pd.to_datetime(both["measured_utc_a"]) < pd.to_datetime(both["measured_utc_b"])
-        out.append(
-            (both[f"{timing}_a"].to_numpy(float), both[f"{timing}_b"].to_numpy(float), a_first.to_numpy(bool))
-        )
-    return out
-
-
-def compare(
-    a: pd.DataFrame | Sequence[pd.DataFrame],
-    b: pd.DataFrame | Sequence[pd.DataFrame],
-    alpha: float = 0.05,
-    min_change: float = 0.10,
-    correction: str = "bh",
-    confidence: float = effects.CONFIDENCE,
-    paired: bool = False,
-) -> pd.DataFrame:
-    """One row per (query, variant, window, timing): sizes, medians, relative change (b over a,
-    positive = slower), p-value, p-value adjusted over every testable cell, and verdict; then
-    the ratio of medians with its bootstrap interval and the effect (`icelab.bench.effects`).
-
-    `a` and `b` are one run's measurements or several sessions' each: the values are pooled per
-    side, and an effect must also recur in every session pair. With `paired`, session i of a and
-    of b are the same session (two variants of one run): the effect then comes from the per-round
-    ratios, balanced over which variant went first (`effects.paired_effect`). Dozens of cells are
-    tested at once; without a correction, 5% of unchanged cells would be flagged at alpha 0.05 by chance.
-    """
-    sessions_a, sessions_b = _sessions(a), _sessions(b)
-    keys = [k for s in (*sessions_a, *sessions_b) for k in s]
-    rows = []
-    for key in list(dict.fromkeys(keys)):
-        for timing in TIMINGS:
-            per_a, per_b = _values(sessions_a, key, timing), _values(sessions_b, key, timing)
-            va, vb = np.concatenate(per_a), np.concatenate(per_b)
-            if len(va) == 0 and len(vb) == 0:
-                continue  # a timing neither run took (execution of planned-only rounds)
-            med_a = float(np.median(va)) if len(va) else float("nan")
-            med_b = float(np.median(vb)) if len(vb) else float("nan")
-            change = (med_b - med_a) / med_a if med_a else float("nan")
-            p = _p_value(va, vb)
-            if paired:
-                effect = effects.paired_effect(
-                    _rounds(sessions_a, sessions_b, key, timing), min_change, confidence
-                )
-            else:
-                effect = effects.effect(
-                    [x for x in per_a if len(x)], [x for x in per_b if len(x)], min_change, confidence
-                )
-            rows.append(
-                {
-                    **dict(zip(KEYS, key, strict=True)),
-                    "timing": timing,
-                    "n_a": len(va),
-                    "n_b": len(vb),
-                    "median_a": med_a,
-                    "median_b": med_b,
-                    "change": change,
-                    "p_value": p,
-                    "min_p": min_p(len(va), len(vb)),
-                    **effect,
-                }
-            )
-    table = pd.DataFrame(rows, columns=[*KEYS, "timing", *STATS, *EFFECT_COLUMNS])
-    testable = (table["n_a"] > 0) & (table["n_b"] > 0) & (table["min_p"] < alpha)
-    table["p_adjusted"] = table["p_value"]
-    table.loc[testable, "p_adjusted"] = adjust(table.loc[testable, "p_value"].to_numpy(float), correction)
-    table["verdict"] = [
-        verdict(r.n_a, r.n_b, r.change, r.p_adjusted, alpha, min_change) for r in table.itertuples()
-    ]
-    return table
 
 
 def _flatten(tree: object, prefix: str = "") -> dict[str, object]:
@@ -275,7 +132,7 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
     order = [REGRESSION, IMPROVEMENT, NO_CHANGE, TOO_FEW, MISSING]
     lines.append("verdicts: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in order))
     if has_effects:
-        kinds = [*MOVED, effects.NO_EFFECT, effects.TOO_FEW, effects.MISSING]
+        kinds = [*MOVED, effect_intervals.NO_EFFECT, effect_intervals.TOO_FEW, effect_intervals.MISSING]
         lines.append("effects: " + ", ".join(f"{found.get(v, 0)} {v}" for v in kinds))
     few = table[table["verdict"] == TOO_FEW]
     if not few.empty:
@@ -287,28 +144,13 @@ def report(table: pd.DataFrame, alpha: float, show_all: bool = False) -> str:
             f"Measure at least {reps_needed(alpha)} per side (protocol.repetitions; "
             "protocol.executions for execution_ms and total_ms)."
         )
-    if found.get(effects.TOO_FEW, 0):
+    if found.get(effect_intervals.TOO_FEW, 0):
         lines.append(
-            f"note: {found[effects.TOO_FEW]} cases have fewer than {effects.MIN_VALUES} values on a side "
-            "(pooled over its sessions): no interval, no effect."
+            f"note: {found[effect_intervals.TOO_FEW]} cases have fewer than "
+            f"{effect_intervals.MIN_VALUES} values on a side (pooled over its sessions): "
+            "no interval, no effect."
         )
     return "\n".join(lines)
-
-
-def pick(frames: list[pd.DataFrame], variant: str, label: str) -> list[pd.DataFrame]:
-    """Each session's rows of one variant, relabelled `label` so that two variants' cells meet.
-
-    Raises:
-        LookupError: when a session lacks the variant (the message lists what it has).
-    """
-    out = []
-    for frame in frames:
-        rows = frame[frame["variant"] == variant]
-        if rows.empty:
-            have = ", ".join(dict.fromkeys(frame["variant"]))
-            raise LookupError(f"no variant '{variant}' in a compared run (it has: {have})")
-        out.append(rows.assign(variant=label))
-    return out
 
 
 def _runs(results: Path, names: str) -> list[Run]:
@@ -316,9 +158,12 @@ def _runs(results: Path, names: str) -> list[Run]:
     return [find_run(results, name) for name in names.split(",") if name]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Compare stored runs per query and timing; print the changes, write them as CSV."""
-    p = argparse.ArgumentParser(prog="icelab compare", description=main.__doc__)
+DESCRIPTION = "Compare stored runs per query and timing; print the changes, write them as CSV."
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command's arguments."""
+    p = argparse.ArgumentParser(prog="icelab compare", description=DESCRIPTION)
     p.add_argument("run_a", help="the baseline: a run directory or run id; several sessions: a1,a2,...")
     p.add_argument("run_b", help="the candidate: a run directory or run id; several sessions: b1,b2,...")
     p.add_argument("--results", type=Path, default=Path("results"), help="where run ids are looked up")
@@ -333,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         help="multiple-testing correction over the cells (bh: Benjamini-Hochberg false discovery rate)",
     )
     p.add_argument(
-        "--confidence", type=float, default=effects.CONFIDENCE, help="level of the bootstrap intervals"
+        "--confidence",
+        type=float,
+        default=effect_intervals.CONFIDENCE,
+        help="level of the bootstrap intervals",
     )
     p.add_argument("--out", type=Path, help="CSV file (default: results/comparisons/<a>_vs_<b>.csv)")
     p.add_argument("--forest", type=Path, help="also draw the effects as a forest plot (PNG and SVG)")
@@ -345,23 +193,39 @@ def main(argv: list[str] | None = None) -> int:
         help="variant A of run_a against variant B of run_b (the same run twice: an A/B in one session)",
     )
     p.add_argument("--all", action="store_true", help="print every row, not only the flagged ones")
-    args = p.parse_args(argv)
-    try:
-        runs_a, runs_b = _runs(args.results, args.run_a), _runs(args.results, args.run_b)
-    except FileNotFoundError as exc:
-        print(f"icelab: error: {exc}", file=sys.stderr)
-        return 2
-    frames_a = [read_measurements(r.path) for r in runs_a]
-    frames_b = [read_measurements(r.path) for r in runs_b]
+    return p
+
+
+@dataclass
+class Comparison:
+    """Two sides of sessions compared cell by cell, with what else differs between the runs."""
+
+    runs_a: list[Run]
+    runs_b: list[Run]
+    table: pd.DataFrame  # `comparison.compare`'s
+    paired: bool  # two variants of the same sessions, measured round by round side by side
+    notes: list[str]  # differences besides the measurements
+
+    @property
+    def names(self) -> list[str]:
+        """Each side's run ids, comma-separated."""
+        return [",".join(r.run_id for r in runs) for runs in (self.runs_a, self.runs_b)]
+
+
+def comparison(args: argparse.Namespace) -> Comparison:
+    """The comparison the arguments ask for.
+
+    Raises:
+        FileNotFoundError: when a named run does not exist.
+        LookupError: when a compared run lacks a named variant.
+    """
+    runs_a, runs_b = _runs(args.results, args.run_a), _runs(args.results, args.run_b)
+    frames_a = [stored(r).measurements() for r in runs_a]
+    frames_b = [stored(r).measurements() for r in runs_b]
     if args.variants:
         label = " -> ".join(args.variants)
-        try:
-            frames_a = pick(frames_a, args.variants[0], label)
-            frames_b = pick(frames_b, args.variants[1], label)
-        except LookupError as exc:
-            print(f"icelab: error: {exc}", file=sys.stderr)
-            return 2
-    # Two variants of the same sessions were measured round by round side by side: pair them.
+        frames_a = pick(frames_a, args.variants[0], label)
+        frames_b = pick(frames_b, args.variants[1], label)
     paired = bool(args.variants) and [r.path for r in runs_a] == [r.path for r in runs_b]
     table = compare(
         frames_a,
@@ -372,43 +236,59 @@ def main(argv: list[str] | None = None) -> int:
         args.confidence,
         paired,
     )
-    a, b = runs_a[0], runs_b[0]
-    names = [",".join(r.run_id for r in runs) for runs in (runs_a, runs_b)]
-    print(f"compare: a = {a.experiment}/{names[0]}, b = {b.experiment}/{names[1]}")
+    notes = differences(runs_a[0], runs_b[0])
+    for runs in (runs_a, runs_b):
+        notes += [f"sessions of one side differ: {n}" for r in runs[1:] for n in differences(runs[0], r)]
+    return Comparison(runs_a, runs_b, table, paired, notes)
+
+
+def text(result: Comparison, args: argparse.Namespace) -> str:
+    """The console view: what was compared and how, the warnings, then `report`."""
+    a, b = result.runs_a[0], result.runs_b[0]
+    names = result.names
     how = "Benjamini-Hochberg adjusted " if args.correction == "bh" else ""
-    print(
-        f"  flag when the {how}p < {args.alpha} (Mann-Whitney U, two-sided) "
-        f"and |change| >= {args.min_change:.0%}"
-    )
-    pairs = len(effects.session_pairs(len(runs_a), len(runs_b)))
+    pairs = len(effect_intervals.session_pairs(len(result.runs_a), len(result.runs_b)))
     estimate = (
         "the per-round ratios b / a (paired; the geometric mean of their medians over the rounds a "
         "went first and those b went first)"
-        if paired
+        if result.paired
         else "median(b) / median(a)"
     )
-    print(
+    lines = [
+        f"compare: a = {a.experiment}/{names[0]}, b = {b.experiment}/{names[1]}",
+        f"  flag when the {how}p < {args.alpha} (Mann-Whitney U, two-sided) "
+        f"and |change| >= {args.min_change:.0%}",
         f"  effect when the {args.confidence:.0%} bootstrap interval of {estimate} lies "
         f"wholly beyond 1 +/- {args.min_change:.0%} and every one of {pairs} session pair(s) agrees"
-        + (" (one pair: recurrence not tested; give several sessions per side)" if pairs == 1 else "")
-    )
-    notes = differences(a, b)
-    for runs in (runs_a, runs_b):
-        notes += [f"sessions of one side differ: {n}" for r in runs[1:] for n in differences(runs[0], r)]
-    for note in notes:
-        print(f"warning: {note}")
-    print(report(table, args.alpha, args.all))
+        + (" (one pair: recurrence not tested; give several sessions per side)" if pairs == 1 else ""),
+        *(f"warning: {note}" for note in result.notes),
+        report(result.table, args.alpha, args.all),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Compare stored runs per query and timing; print the changes, write them as CSV."""
+    args = parser().parse_args(argv)
+    try:
+        result = comparison(args)
+    except (FileNotFoundError, LookupError) as exc:
+        print(f"icelab: error: {exc}", file=sys.stderr)
+        return 2
+    print(text(result, args))
+    names = result.names
     stem = "_vs_".join(n.replace(",", "+") for n in names)
     out = args.out or Path("results") / "comparisons" / f"{stem}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_csv(out, table)
-    print(f"comparison: {out} ({len(table)} rows)")
+    write_csv(out, result.table)
+    print(f"comparison: {out} ({len(result.table)} rows)")
     if args.forest:
         from icelab.charts.forest import forest_chart
 
+        b = result.runs_b[0]
         title = f"{b.experiment}: {names[1]} over {names[0]}"
         for path in forest_chart(
-            table, args.timing, args.min_change, title, b.path, args.forest, args.confidence
+            result.table, args.timing, args.min_change, title, b.path, args.forest, args.confidence
         ):
             print(f"chart: {path}")
     return 0

@@ -8,7 +8,7 @@ Each session is `python run.py <the run's overrides> <a's or b's overrides>` in 
 own, in the order A B A B ...; a multirun cannot do this (its jobs share one driver JVM). What
 ran, in which order, and which run each session wrote go to results/sessions/<id>.json after
 every session, so an interrupted series keeps what it measured. At the end `icelab compare
-a1,a2,... b1,b2,...` pools each side and pairs the sessions in order (icelab/bench/effects.py).
+a1,a2,... b1,b2,...` pools each side and pairs the sessions in order (icelab/analysis/effect_intervals.py).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from icelab.analysis.planning_cells import cells
+from icelab.analysis.planning_model import holdout
 from icelab.charts.costmodel import (
     ANCHORS,
     draw_planning_vs_files,
@@ -15,8 +17,7 @@ from icelab.charts.costmodel import (
     scatter_chart,
 )
 from icelab.charts.style import plt
-from icelab.tools.costmodel import cells, holdout
-from tests.tools.test_costmodel import SIZES, TARGETS, WINDOWS, synthetic
+from tests.analysis.test_planning_model import SIZES, TARGETS, WINDOWS, synthetic
 
 
 @pytest.fixture(scope="module")

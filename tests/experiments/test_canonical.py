@@ -94,7 +94,7 @@ def test_setups_reach_the_scan_as_configured(rows):
 
 
 def geomeans_from_rows(rows: pd.DataFrame, reference: str) -> dict[str, dict[str, float]]:
-    """Per variant, independently of icelab.bench.stats: the geometric mean over queries of
+    """Per variant, independently of icelab.analysis.stats: the geometric mean over queries of
     (median planning, median execution, their sum) over the reference variant's."""
     measured = rows[~rows.warmup & (rows.status == "ok")]
     med = measured.groupby(["query_id", "variant"]).agg(

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icelab.tools.compare import compare
+from icelab.analysis.comparison import compare
 from icelab.tools.docs.effects import checks, effect_checks
-from tests.bench.test_effects import session
+from tests.analysis.test_effect_intervals import session
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.core.contract import read_measurements
+from icelab.analysis.stored_run import stored
 from icelab.tools.docs.canonical import round_minutes
 from icelab.tools.docs.fmt import (
     default_protocol,
@@ -66,7 +66,7 @@ def measured(results: Path, experiment: str) -> dict[str, object]:
     total = run_minutes(run)
     if total is None:
         raise ValueError(f"{run.run_id}: run.json has no start or finish time")
-    p = phases(read_measurements(run.path), protocol)
+    p = phases(stored(run).measurements(), protocol)
     return {
         "run": run,
         "protocol": protocol,

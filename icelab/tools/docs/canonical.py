@@ -2,7 +2,7 @@
 facts, setup tables, per-query figures and the sentences that quote them.
 
 Every figure is computed from the stored run the way the experiment computes it
-(`icelab.bench.stats`): medians over the measured rounds, a query's total as its median planning
+(`icelab.analysis.stats`): medians over the measured rounds, a query's total as its median planning
 plus its median execution (`stats.ratios`), geometric means over queries (`stats.geomeans`), gains
 against the initial setup (`stats.gains`). The summary is recomputed from measurements.parquet,
 so a block cannot quote a derived CSV that no longer matches its measurements.
@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench import stats
+from icelab.analysis import stats
+from icelab.analysis.rows import counted
+from icelab.analysis.stored_run import stored
 from icelab.bench.answers import verdict
-from icelab.core.contract import MEASUREMENTS, read_measurements
+from icelab.core.contract import MEASUREMENTS
 from icelab.core.runs import Run, read_run
 from icelab.tools.docs.fmt import (
     default_protocol,
@@ -154,7 +156,7 @@ def _load(path: Path, stamp: tuple[int, int]) -> Canonical:
     run = read_run(path)
     if run is None:
         raise LookupError(f"{path}: not a run directory")
-    measurements = read_measurements(run.path)
+    measurements = stored(run).measurements()
     meta = run.meta()
     summary = stats.summarize(measurements, meta["protocol"]["unstable_iqr"])
     versus = stats.ratios(summary, PARQUET)
@@ -166,7 +168,7 @@ def _load(path: Path, stamp: tuple[int, int]) -> Canonical:
         versus=versus,
         setups=stats.geomeans(versus, summary),
         gains=stats.gains(summary, initial),
-        plan=pd.read_csv(run.path / "plan_check.csv"),
+        plan=stored(run).table("plan_check.csv"),
         initial=initial,
         optimized=optimized,
         versus_ci=stats.geomean_intervals(measurements, PARQUET),
@@ -234,7 +236,7 @@ def order_effect(c: Canonical) -> pd.DataFrame:
     medians and the counts. The rotation makes every variant go first in some rounds, so this
     compares a variant with itself: the order's cost, free of what the setups change."""
     m = c.measurements
-    executed = m[(~m["warmup"]) & m["executed"] & (m["status"] == "ok")].sort_values("measured_utc")
+    executed = counted(m).query("executed").sort_values("measured_utc")
     first = executed.groupby(["repetition", "query_id"])["variant"].transform("first") == executed["variant"]
     rows = []
     for (query_id, variant), part in executed.groupby(["query_id", "variant"], sort=True):
@@ -559,7 +561,7 @@ def run_paragraph(results: Path) -> str:
         f"{machine.get('memory_gib', '?')} GiB. A query's total is its median planning plus its "
         "median execution; each cell of the two setup tables below is the geometric mean over the "
         f"{len(c.windows)} queries of the per-query ratio Iceberg / Parquet (`versus_parquet.csv`, "
-        "`setups.csv`: `icelab/bench/stats.py`, `ratios` and `geomeans`).\n"
+        "`setups.csv`: `icelab/analysis/stats.py`, `ratios` and `geomeans`).\n"
     )
 
 
@@ -869,7 +871,7 @@ def claims(results: Path) -> str:
 
     # Planning across windows: the planning experiment, for the manifest rewrite's table state.
     planning_run = reference_run(results, "manifest_8mb")
-    growth = pd.read_csv(planning_run.path / "growth.csv")
+    growth = stored(planning_run).table("growth.csv")
     target = meta["profiles"][meta["setups"][setup(rewritten(c))]["profile"]]["manifest_target_size"]
     profiles = planning_run.meta()["profiles"]  # its table state with the same manifest target
     profile = next((n for n, spec in profiles.items() if spec.get("manifest_target_size") == target), None)

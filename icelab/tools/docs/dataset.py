@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from icelab.core.contract import read_measurements
+from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run, find_runs, latest_runs
 from icelab.tools import validate
 from icelab.tools.docs import REPO
@@ -212,7 +212,7 @@ def arrival(results: Path) -> str:
 def schema_width(results: Path) -> str:
     """The leaf fields of the widest read of the canonical reference run, on Iceberg."""
     run = reference_run(results, "canonical")
-    m = read_measurements(run.path)
+    m = stored(run).measurements()
     ice = m[(m["format"] == "iceberg") & m["read_leaves"].notna()]
     if ice.empty:
         return f"The `canonical` reference run ({provenance(run)}) records no `read_leaves`.\n"
@@ -258,7 +258,7 @@ def bigger_machine(results: Path) -> str:
     """Where the measuring runs at medium spend their time, from the reference runs."""
     planning = reference_run(results, PLANNING)
     canonical = reference_run(results, "canonical")
-    m = read_measurements(planning.path)
+    m = stored(planning).measurements()
     execution_s = m["execution_ms"].sum() / 1000
     planning_s = m["planning_ms"].sum() / 1000
     executed_rounds = m.loc[m["executed"] & ~m["warmup"], "repetition"].nunique()
@@ -286,7 +286,7 @@ def bigger_machine(results: Path) -> str:
             f"{num(_float(ice['execution_ms_n']))})."
         )
     lines.append(line)
-    c = read_measurements(canonical.path)
+    c = stored(canonical).measurements()
     meta = canonical.meta()
     executed = c[c["executed"] & ~c["warmup"]]
     # Executed warm-ups: whole rounds, or the steady-state phase's executions per case (numbered

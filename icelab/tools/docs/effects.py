@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench import effects
-from icelab.tools import compare
+from icelab.analysis import comparison
+from icelab.analysis import effect_intervals as effects
 from icelab.tools.docs.fmt import num, table
 
 EFFECTS = "effects"
@@ -236,7 +236,7 @@ def at(found: list[Check]) -> str:
 
 def threshold() -> float:
     """The threshold: `icelab compare`'s default --min-change, which the README's commands keep."""
-    return inspect.signature(compare.compare).parameters["min_change"].default
+    return inspect.signature(comparison.compare).parameters["min_change"].default
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {"results-effects": effect_checks}

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from icelab.analysis import planning_model, planning_runs
+from icelab.analysis.rows import counted
+from icelab.analysis.stored_run import stored
 from icelab.charts.costmodel import ANCHORS
-from icelab.core.contract import read_measurements
 from icelab.core.runs import Run, find_runs, latest_runs
 from icelab.tools import costmodel
 from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, table
@@ -35,8 +37,8 @@ def _run(results: Path) -> Run:
 
 
 def _frames(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    measurements = read_measurements(run.path)
-    return measurements, pd.read_csv(run.path / "states.csv"), pd.read_csv(run.path / "windows.csv")
+    data = stored(run)
+    return data.measurements(), data.table("states.csv"), data.table("windows.csv")
 
 
 def _states(run: Run) -> dict[str, dict]:
@@ -48,7 +50,7 @@ def medium_entry_bytes(results: Path) -> tuple[float, str]:
     manifests' bytes over the entries a full scan of them reads (reference manifest_8mb run)."""
     run = reference_run(results, MEDIUM_RUN)
     state = run.meta()["variants"]["iceberg/as_ingested"]
-    m = read_measurements(run.path)
+    m = stored(run).measurements()
     ice = m[(m["variant"] == "iceberg/as_ingested") & (m["status"] == "ok")]
     entries = int((ice["files_scanned"] + ice["files_skipped"]).max())
     return state["manifest_bytes"] / entries, run.run_id
@@ -105,7 +107,7 @@ def states_table(results: Path) -> str:
 
 
 def _cells(measurements: pd.DataFrame) -> pd.DataFrame:
-    ok = measurements[(~measurements["warmup"]) & (measurements["status"] == "ok")]
+    ok = counted(measurements)
     return (
         ok.groupby(
             ["dataset", "format", "profile", "setup", "variant", "window", "window_hours"], dropna=False
@@ -283,10 +285,10 @@ def anchors_table(results: Path) -> str:
     return f"From {provenance(run)}.\n\n" + table(head, rows) + f"\n![planning vs data files]({chart})\n"
 
 
-def _holdout(results: Path) -> costmodel.Holdout:
-    measurements, states, windows = costmodel.load(_run(results))
-    reference = [costmodel.measurements(r) for r in costmodel.reference_runs(results / "reference")]
-    return costmodel.holdout(measurements, states, windows, reference=reference)
+def _holdout(results: Path) -> planning_model.Holdout:
+    measurements, states, windows = planning_runs.load(_run(results))
+    reference = [planning_runs.measurements(r) for r in planning_runs.reference_runs(results / "reference")]
+    return planning_model.holdout(measurements, states, windows, reference=reference)
 
 
 def fit_block(results: Path) -> str:
@@ -304,7 +306,7 @@ def holdout_block(results: Path) -> str:
     errors on the medium real-data runs (manifest_8mb and manifest_sweep: many cells each)."""
     held = _holdout(results)
     text = costmodel.checked_report(held.held_out, "held out (above the fit's limit)")
-    summary = costmodel.error_summary(held.reference)
+    summary = planning_model.error_summary(held.reference)
     rows = [
         [r.format, r.mode, r.layout, r.cells, pct(r.median_abs_error, 1), pct(r.max_abs_error, 1)]
         for r in summary.itertuples()
@@ -321,9 +323,9 @@ def holdout_block(results: Path) -> str:
 def repeat_block(results: Path) -> str:
     """The same medium cells in separate reference runs: how far their medians lie apart, the
     scatter any check of the model against one run carries."""
-    runs = costmodel.repeat_runs(results / "reference")
-    summary = costmodel.spread_summary(
-        costmodel.repeat_spread({r.run_id: costmodel.measurements(r) for r in runs})
+    runs = planning_runs.repeat_runs(results / "reference")
+    summary = planning_model.spread_summary(
+        planning_model.repeat_spread({r.run_id: planning_runs.measurements(r) for r in runs})
     )
     rows = [
         [
@@ -364,7 +366,7 @@ def sitting_runs(results: Path) -> tuple[Run, list[Run]]:
     """
     base = results / "reference" / SITTING
     fit = latest_runs(find_runs(base)).get(EXPERIMENT)
-    refs = costmodel.reference_runs(base)
+    refs = planning_runs.reference_runs(base)
     if fit is None or not refs:
         raise LookupError(f"no complete {EXPERIMENT} run and medium runs under {base}")
     ordered = _by_start([fit, *refs])
@@ -378,16 +380,16 @@ def sitting_runs(results: Path) -> tuple[Run, list[Run]]:
     return fit, refs
 
 
-def _predicted(fit: Run, frames: list[pd.DataFrame]) -> costmodel.Holdout:
+def _predicted(fit: Run, frames: list[pd.DataFrame]) -> planning_model.Holdout:
     """The model fitted on `fit`'s states, the medium runs' `frames` predicted."""
-    measurements, states, windows = costmodel.load(fit)
-    return costmodel.holdout(measurements, states, windows, reference=frames)
+    measurements, states, windows = planning_runs.load(fit)
+    return planning_model.holdout(measurements, states, windows, reference=frames)
 
 
-def sitting_check(results: Path) -> tuple[Run, list[Run], costmodel.Holdout]:
+def sitting_check(results: Path) -> tuple[Run, list[Run], planning_model.Holdout]:
     """The one-sitting set's runs and the model fitted on its states, its medium runs predicted."""
     fit, refs = sitting_runs(results)
-    return fit, refs, _predicted(fit, [costmodel.measurements(r) for r in refs])
+    return fit, refs, _predicted(fit, [planning_runs.measurements(r) for r in refs])
 
 
 def _measured_on(run: Run) -> str:
@@ -406,12 +408,12 @@ def sitting_block(results: Path) -> str:
     """The medium real-data runs predicted by a fit on states measured in the same sitting:
     the check without the drift between days that the repeated cells show."""
     fit, refs = sitting_runs(results)
-    frames = {r.run_id: costmodel.measurements(r) for r in refs}  # read once: the check and the spread
+    frames = {r.run_id: planning_runs.measurements(r) for r in refs}  # read once: the check and the spread
     held = _predicted(fit, list(frames.values()))
     ref = held.reference
     rows = [
         [r.format, r.mode, r.layout, r.cells, pct(r.median_abs_error, 1), pct(r.max_abs_error, 1)]
-        for r in costmodel.error_summary(ref).itertuples()
+        for r in planning_model.error_summary(ref).itertuples()
     ]
     head = ["format", "mode", "layout", "cells", "median abs. error", "max abs. error"]
     spans = ", then ".join(
@@ -421,7 +423,7 @@ def sitting_block(results: Path) -> str:
     )
     under = int((ref["rel_error"] < 0).sum())
     within = int((ref["rel_error"].abs() <= BAR).sum())
-    spread = costmodel.spread_summary(costmodel.repeat_spread(frames))
+    spread = planning_model.spread_summary(planning_model.repeat_spread(frames))
     same = [
         [r.format, r.mode, r.layout, r.cells, pct(r.median_spread, 1), pct(r.max_spread, 1)]
         for r in spread.itertuples()

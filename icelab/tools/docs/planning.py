@@ -2,7 +2,7 @@
 
 Every figure comes from the reference runs of `manifest_8mb` and `manifest_sweep` (and, for how
 the as-ingested manifests span the days, `manifest_health`): medians, IQRs and growth ratios
-through `icelab.bench.stats` from `measurements.parquet`, as the experiments compute them; table
+through `icelab.analysis.stats` from `measurements.parquet`, as the experiments compute them; table
 states and durations from `run.json`; protocol, windows and Spark settings from `config.yaml`;
 commit and machine from `env.json`. The verdicts of the claims section stay typed, but each is
 checked against the data here: a result that no longer supports a verdict stops `icelab docs`
@@ -11,17 +11,15 @@ checked against the data here: a result that no longer supports a verdict stops 
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench import stats
+from icelab.analysis import stats
+from icelab.analysis.stored_run import stored
 from icelab.bench.answers import verdict
-from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run
 from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, run_minutes, table
 
@@ -53,15 +51,7 @@ def require(condition: bool, claim: str) -> None:
 
 def summary(run: Run) -> pd.DataFrame:
     """The run's per-case medians and IQRs, as the experiment computes them (`stats.summarize`)."""
-    stored = run.path / MEASUREMENTS
-    digest = hashlib.sha256(stored.read_bytes()).hexdigest()
-    return _summary(stored, digest, run.config()["protocol"]["unstable_iqr"]).copy()
-
-
-@functools.cache
-def _summary(stored: Path, digest: str, unstable_iqr: float) -> pd.DataFrame:
-    """`stats.summarize` of one measurements file, once per content of it (the blocks share it)."""
-    return stats.summarize(read_measurements(stored.parent), unstable_iqr)
+    return stored(run).summary(run.config()["protocol"]["unstable_iqr"])
 
 
 def windows(run: Run) -> list[str]:
@@ -354,7 +344,7 @@ def execution(results: Path) -> str:
         for v, on in ((v, "on " if v == PARQUET else "") for v in variants)
     ]
     n = int(frame["execution_ms_n"].min())
-    overhead = pd.read_csv(run.path / "overhead.csv")
+    overhead = stored(run).table("overhead.csv")
     protocol = run.config()["protocol"]
     by = overhead.groupby("variant")
     cost, base = by["overhead_ms"].median(), by["plain_ms"].median()
@@ -413,7 +403,7 @@ def sweep_notes(results: Path) -> str:
     nested = ", ".join(
         f"{short(v)} {times(grown.loc[(NESTED, v), 'planning_ratio'])}" for v in variant_order(run)
     )
-    measured = read_measurements(run.path)
+    measured = stored(run).measurements()
     counted = measured[measured["status"] == "ok"]
     per_case = counted.groupby(["query_id", "variant", "window"], dropna=False)["manifests_scanned"]
     require(bool((per_case.nunique(dropna=False) == 1).all()), "the manifest counts are deterministic")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from icelab.analysis import comparison
 from icelab.tools import compare
 from icelab.tools.docs.canonical import listing, spelled
 from icelab.tools.docs.fmt import default_protocol, num, reference_run
@@ -25,7 +26,7 @@ COMPARISONS = "comparisons"
 SAME_CONFIG = ("same_config", "same_config_cached")
 FILE_CACHE = ("file_cache", "file_cache_2", "file_cache_3", "file_cache_4")
 METADATA_CACHE = "metadata_cache"
-FLAGGED = (compare.REGRESSION, compare.IMPROVEMENT)
+FLAGGED = (comparison.REGRESSION, comparison.IMPROVEMENT)
 
 
 def change(value: float) -> str:
@@ -80,7 +81,7 @@ def default_sentence(reps: int, alpha: float) -> str:
     now = default_protocol("canonical")["repetitions"]
     if now == reps:
         return ""
-    best = compare.min_p(now, now)
+    best = comparison.min_p(now, now)
     return f" (today's default, {now} against {now}, gives at best p = {best:.2g}" + (
         f", which cannot reach {alpha})" if best >= alpha else ")"
     )
@@ -89,17 +90,17 @@ def default_sentence(reps: int, alpha: float) -> str:
 def compare_limits(results: Path) -> str:
     """When a cell can be flagged: compare()'s defaults, the exact test's smallest p for the
     canonical reference run's repetitions, and the smallest p the stored comparisons reached."""
-    defaults = inspect.signature(compare.compare).parameters
+    defaults = inspect.signature(comparison.compare).parameters
     alpha, min_change = defaults["alpha"].default, defaults["min_change"].default
     protocol = reference_run(results, "canonical").meta()["protocol"]
     reps, executions = protocol["repetitions"], protocol["executions"]
-    needed = compare.reps_needed(alpha)
+    needed = comparison.reps_needed(alpha)
     stored = pd.concat(comparisons(results).tables.values())
     sizes = stored[(stored["n_a"] > 0) & (stored["n_b"] > 0)]
     n_a, n_b = int(sizes["n_a"].mode()[0]), int(sizes["n_b"].mode()[0])
     at_size = sizes[(sizes["n_a"] == n_a) & (sizes["n_b"] == n_b)]
     reached = float(at_size["p_value"].min())
-    exact = compare.min_p(n_a, n_b)
+    exact = comparison.min_p(n_a, n_b)
     approx = (
         f"With larger samples scipy's `mannwhitneyu` uses the normal approximation instead, whose "
         f"smallest p is larger than that bound: the stored comparisons, {n_a} against {n_b}, reach at "
@@ -112,8 +113,8 @@ def compare_limits(results: Path) -> str:
         f"({alpha} by default) and |change| >= `--min-change` ({min_change:.0%}); otherwise `no "
         "change`. The exact test's smallest two-sided p is 2 / C(n+m, n): "
         f"**{reps} against {reps} repetitions (the canonical reference run's `protocol.repetitions`) "
-        f"give at best p = {compare.min_p(reps, reps):.2g}"
-        + (f", so they can never reach {alpha}**" if compare.min_p(reps, reps) >= alpha else "**")
+        f"give at best p = {comparison.min_p(reps, reps):.2g}"
+        + (f", so they can never reach {alpha}**" if comparison.min_p(reps, reps) >= alpha else "**")
         + default_sentence(reps, alpha)
         + "; a case whose sizes cannot reach the alpha is reported as `too few repetitions`, with "
         f"the sizes and the minimum needed ({needed} per side at {alpha}, more once adjusted over many "
@@ -156,7 +157,7 @@ def one_setting(results: Path) -> str:
     ]
     untouched = [w for w in order if w not in set(parquet_hits["window"])]
     a, b = c.pairs[first]
-    output = compare.report(cache, inspect.signature(compare.compare).parameters["alpha"].default)
+    output = compare.report(cache, inspect.signature(comparison.compare).parameters["alpha"].default)
 
     recurring = set.intersection(
         *(

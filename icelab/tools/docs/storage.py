@@ -7,23 +7,21 @@ nearest in time to the object store's runs, and its newest complete `canonical` 
 (`results/reference/`); the object store's runs are a reference set of their own,
 `results/reference/object-store/` (so the local figures and charts never pick them up), one
 `manifest_8mb` run per latency (the newest complete one of each) and the newest `canonical` run.
-Medians, growth ratios and geometric means come from `icelab.bench.stats`, as the experiments
+Medians, growth ratios and geometric means come from `icelab.analysis.stats`, as the experiments
 compute them; storage kind, latency and its mechanism from each run's env.json.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
-from icelab.bench import stats
-from icelab.core.contract import MEASUREMENTS, read_measurements
+from icelab.analysis import stats
+from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run, find_runs
-from icelab.tools import compare
 from icelab.tools.docs import canonical, planning
 from icelab.tools.docs.fmt import num, provenance, table
 
@@ -119,15 +117,9 @@ def _check_same_tables(runs: list[Run]) -> None:
 
 
 def measured(run: Run) -> pd.DataFrame:
-    """The run's rows that count (`compare.measured`: no warm-ups, status ok), read once per
+    """The run's rows that count (`rows.counted`: no warm-ups, status ok), read once per
     content of the file (the blocks ask many times)."""
-    stat = (run.path / MEASUREMENTS).stat()
-    return _measured(run.path, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=8)
-def _measured(path: Path, mtime_ns: int, size: int) -> pd.DataFrame:
-    return compare.measured(read_measurements(path))
+    return stored(run).counted()
 
 
 def _requests(run: Run, variant: str, window: str) -> dict[str, float]:

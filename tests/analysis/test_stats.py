@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from icelab.bench.stats import geomeans, growth, ratios, summarize
+from icelab.analysis.stats import geomeans, growth, ratios, summarize
 
 
 def frame(values: dict[str, list[float]], warm: float = 1e6) -> pd.DataFrame:
@@ -112,7 +112,7 @@ def test_geometric_means_get_an_interval_around_the_ratio_of_summed_medians():
     left out; below 5 values per cell, the estimate without an interval."""
     import numpy as np
 
-    from icelab.bench.stats import geomean_intervals
+    from icelab.analysis.stats import geomean_intervals
 
     rng = np.random.default_rng(4)
     rows = _noisy(rng, "parquet", 100, 900, 8) + _noisy(rng, "iceberg/initial", 300, 900, 8)

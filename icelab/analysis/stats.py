@@ -12,6 +12,8 @@ import statistics
 
 import pandas as pd
 
+from icelab.analysis.rows import counted
+
 KEYS = ["query_id", "variant", "format", "profile", "window", "window_hours"]
 TIMINGS = ["planning_ms", "iceberg_planning_ms", "execution_ms", "total_ms"]
 # Deterministic per case: the median is simply the value.
@@ -48,7 +50,7 @@ def summarize(measurements: pd.DataFrame, unstable_iqr: float) -> pd.DataFrame:
     # A run without one format has none of that format's metric columns (e.g. Iceberg only).
     absent = [c for c in TIMINGS + COUNTS if c not in measurements.columns]
     measurements = measurements.assign(**dict.fromkeys(absent, float("nan")))
-    ok = measurements[(~measurements["warmup"]) & (measurements["status"] == "ok")]
+    ok = counted(measurements)
     ok = ok.astype(dict.fromkeys(TIMINGS, "float64"))  # a column of None is object-typed
     groups = ok.groupby(KEYS, sort=False, dropna=False)
     parts = []
@@ -140,12 +142,12 @@ def geomeans(per_query: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
 def geomean_intervals(measurements: pd.DataFrame, reference: str, confidence: float = 0.95) -> pd.DataFrame:
     """Per variant other than `reference`: the geometric mean over queries of its ratio to the
     reference (planning, execution, total as median planning + median execution), with a
-    bootstrap interval of the measurement noise (`effects.geomean_interval`): `<part>_geomean`,
+    bootstrap interval of the measurement noise (`effect_intervals.geomean_interval`): `<part>_geomean`,
     `<part>_ci_low`, `<part>_ci_high`. Queries the reference lacks, or with failed rows only, are
     left out."""
-    from icelab.bench import effects
+    from icelab.analysis import effect_intervals
 
-    ok = measurements[(~measurements["warmup"].astype(bool)) & (measurements["status"] == "ok")]
+    ok = counted(measurements)
     values = {
         key: {t: g[t].dropna().to_numpy(float) for t in ("planning_ms", "execution_ms")}
         for key, g in ok.groupby(["query_id", "window", "variant"], sort=False)
@@ -163,7 +165,7 @@ def geomean_intervals(measurements: pd.DataFrame, reference: str, confidence: fl
                 for (q, w, var), v in values.items()
                 if var == variant and (q, w, reference) in values
             ]
-            est, low, high = effects.geomean_interval(cells, confidence)
+            est, low, high = effect_intervals.geomean_interval(cells, confidence)
             row |= {f"{part}_geomean": est, f"{part}_ci_low": low, f"{part}_ci_high": high}
         rows.append(row)
     return pd.DataFrame(rows)

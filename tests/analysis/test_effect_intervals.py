@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from icelab.bench import effects
-from icelab.tools.compare import compare
+from icelab.analysis import effect_intervals
+from icelab.analysis.comparison import compare
 
 QUERIES = [f"q{i:02d}" for i in range(1, 13)]
 
@@ -38,7 +38,9 @@ def session(rng: np.random.Generator, planted: dict[str, float] | None = None, r
 
 
 def found(table: pd.DataFrame, timing: str = "execution_ms") -> dict[str, str]:
-    hits = table[(table["timing"] == timing) & table["effect"].isin([effects.SLOWER, effects.FASTER])]
+    hits = table[
+        (table["timing"] == timing) & table["effect"].isin([effect_intervals.SLOWER, effect_intervals.FASTER])
+    ]
     return dict(zip(hits["query_id"], hits["effect"], strict=True))
 
 
@@ -47,14 +49,14 @@ def test_same_against_same_shows_no_effect_in_three_draws():
         rng = np.random.default_rng(seed)
         table = compare([session(rng), session(rng)], [session(rng), session(rng)])
         assert found(table) == {} and found(table, "planning_ms") == {}
-        assert set(table["effect"]) == {effects.NO_EFFECT}
+        assert set(table["effect"]) == {effect_intervals.NO_EFFECT}
 
 
 def test_a_planted_slowdown_is_found_on_exactly_its_queries_and_its_size_is_covered():
     rng = np.random.default_rng(11)
     planted = {"q03": 1.25, "q07": 1.25}
     table = compare([session(rng), session(rng)], [session(rng, planted), session(rng, planted)])
-    assert found(table) == {"q03": effects.SLOWER, "q07": effects.SLOWER}
+    assert found(table) == {"q03": effect_intervals.SLOWER, "q07": effect_intervals.SLOWER}
     assert found(table, "planning_ms") == {}  # only execution was slowed
     for query in planted:
         cell = table[(table["query_id"] == query) & (table["timing"] == "execution_ms")].iloc[0]
@@ -82,19 +84,19 @@ def test_an_effect_in_one_session_pair_only_is_not_recurring():
     b = [session(rng, fluke), session(rng, fluke), session(rng, fluke), session(rng)]
     cell = compare(a, b).query("query_id == 'q05' and timing == 'execution_ms'").iloc[0]
     assert cell["ci_low"] > 1.2
-    assert (cell["effect"], cell["recurring"], cell["pairs"]) == (effects.NOT_RECURRING, 3, 4)
+    assert (cell["effect"], cell["recurring"], cell["pairs"]) == (effect_intervals.NOT_RECURRING, 3, 4)
 
 
 def test_too_few_values_get_no_interval_and_no_effect():
     rng = np.random.default_rng(9)
     table = compare([session(rng, reps=4)], [session(rng, {"q01": 3.0}, reps=4)])
-    assert set(table["effect"]) == {effects.TOO_FEW}
+    assert set(table["effect"]) == {effect_intervals.TOO_FEW}
     assert table["ci_low"].isna().all() and table["ratio"].notna().all()
 
 
 def test_sessions_pair_in_order_or_every_way():
-    assert effects.session_pairs(3, 3) == [(0, 0), (1, 1), (2, 2)]
-    assert effects.session_pairs(1, 2) == [(0, 0), (0, 1)]
+    assert effect_intervals.session_pairs(3, 3) == [(0, 0), (1, 1), (2, 2)]
+    assert effect_intervals.session_pairs(1, 2) == [(0, 0), (0, 1)]
 
 
 def interleaved(
@@ -142,8 +144,8 @@ def test_two_variants_of_one_session_are_paired_round_by_round():
     sessions = [interleaved(rng, planted) for _ in range(2)]
     a, b = [s[0] for s in sessions], [s[1] for s in sessions]
     table = compare(a, b, paired=True)
-    assert found(table) == {"q03": effects.SLOWER, "q09": effects.SLOWER}
-    assert set(table["estimator"]) == {effects.PAIRED}
+    assert found(table) == {"q03": effect_intervals.SLOWER, "q09": effect_intervals.SLOWER}
+    assert set(table["estimator"]) == {effect_intervals.PAIRED}
     for query in planted:
         cell = table[(table["query_id"] == query) & (table["timing"] == "execution_ms")].iloc[0]
         assert cell["ci_low"] <= 1.25 <= cell["ci_high"]

@@ -1,0 +1,20 @@
+"""The rows that count: measured rounds that succeeded, whatever dtype the warm-up flag was read as."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from icelab.analysis.rows import counted
+
+
+def test_warm_ups_and_failures_do_not_count():
+    frame = pd.DataFrame(
+        {
+            "warmup": [True, False, False, False],
+            "status": ["ok", "ok", "error", "ok"],
+            "planning_ms": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
+    assert counted(frame)["planning_ms"].tolist() == [2.0, 4.0]
+    # Read back from a file with a null beside the flags, the column is object-typed.
+    assert counted(frame.astype({"warmup": object}))["planning_ms"].tolist() == [2.0, 4.0]
