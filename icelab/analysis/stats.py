@@ -44,13 +44,14 @@ def _spread(groups: pd.core.groupby.SeriesGroupBy) -> pd.DataFrame:
     return spread
 
 
-def summarize(measurements: pd.DataFrame, unstable_iqr: float) -> pd.DataFrame:
-    """One row per (query, variant, window): n, median, q1, q3, iqr and `unstable` per timing,
-    and the scan counts."""
+def summarize(measurements: pd.DataFrame, unstable_iqr: float, keep_faulted: bool = False) -> pd.DataFrame:
+    """One row per (query, variant, window): n, median, q1, q3, iqr and `unstable` per timing
+    over the rows that count (`rows.counted`, faulted rows in only with `keep_faulted`), and the
+    scan counts."""
     # A run without one format has none of that format's metric columns (e.g. Iceberg only).
     absent = [c for c in TIMINGS + COUNTS if c not in measurements.columns]
     measurements = measurements.assign(**dict.fromkeys(absent, float("nan")))
-    ok = counted(measurements)
+    ok = counted(measurements, keep_faulted)
     ok = ok.astype(dict.fromkeys(TIMINGS, "float64"))  # a column of None is object-typed
     groups = ok.groupby(KEYS, sort=False, dropna=False)
     parts = []

@@ -131,7 +131,16 @@ def run(cfg: DictConfig) -> Path:
     windows = list({w.name: w for _, w in queries}.values())
     checked = answers.check_run(run_dir, measurements, ds, windows, cfg.verify, progress)
     recorder.close(answers_agree=all(rec["agree"] for rec in checked))
-    print(finish(run_dir, measurements, protocol.unstable_iqr, ccfg, draw=bool(cfg.charts)))
+    print(
+        finish(
+            run_dir,
+            measurements,
+            protocol.unstable_iqr,
+            ccfg,
+            draw=bool(cfg.charts),
+            keep_faulted=protocol.keep_faulted,
+        )
+    )
     print(answers.verdict(checked))
     failed = int((measurements["status"] != "ok").sum())
     if failed:
@@ -141,10 +150,15 @@ def run(cfg: DictConfig) -> Path:
 
 
 def finish(
-    run_dir: Path, measurements: pd.DataFrame, unstable_iqr: float, ccfg: CanonicalConfig, draw: bool = True
+    run_dir: Path,
+    measurements: pd.DataFrame,
+    unstable_iqr: float,
+    ccfg: CanonicalConfig,
+    draw: bool = True,
+    keep_faulted: bool = False,
 ) -> str:
     """Write the tables and charts (unless not `draw`) of a finished run; return the console report."""
-    summary = stats.summarize(measurements, unstable_iqr)
+    summary = stats.summarize(measurements, unstable_iqr, keep_faulted)
     order = {v: i for i, v in enumerate(dict.fromkeys(measurements["variant"]))}  # parquet, then setups
     summary = summary.sort_values(
         ["query_id", "variant"], key=lambda c: c.map(order) if c.name == "variant" else c

@@ -213,7 +213,7 @@ def _finish(
     measurements = pd.DataFrame(recorder.rows)
     checked = answers.check_run(run_dir, measurements, ds, windows, ctx.cfg.verify, progress)
     recorder.close(answers_agree=all(rec["agree"] for rec in checked))
-    summary = stats.summarize(measurements, protocol.unstable_iqr)
+    summary = stats.summarize(measurements, protocol.unstable_iqr, protocol.keep_faulted)
     write_csv(run_dir / "summary.csv", summary)
     growth = stats.growth(summary, *pcfg.ratio)
     write_csv(run_dir / "growth.csv", growth)

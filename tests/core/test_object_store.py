@@ -201,6 +201,11 @@ def test_a_measurement_that_met_a_fault_is_marked(runs):
     assert 0 < in_rows <= dealt  # the run's other requests (the build, table setup) met some too
     local = pq.read_table(runs["local"]["run"] / "measurements.parquet").to_pandas()
     assert not local["faulted"].any() and local["s3_retries"].isna().all()
+    # The medians leave the marked rows out (protocol.keep_faulted is false).
+    keys = ["query_id", "variant", "window"]
+    counted = rows[~rows["warmup"] & (rows["status"] == "ok") & ~rows["faulted"]]
+    summary = pd.read_csv(run / "summary.csv").set_index(keys)["planning_ms_n"]
+    assert summary.astype(int).to_dict() == counted.groupby(keys).size().to_dict()
 
 
 @needs_ceph

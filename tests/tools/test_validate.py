@@ -78,7 +78,7 @@ def test_valid_runs_pass_and_older_ones_are_named(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert "ok      manifest_health/20261121T124318Z-c9f1a0" in lines
     older = {line.split()[1].rstrip(":"): line for line in lines if line.startswith("older")}
-    s3 = "s3_requests, s3_list_requests, s3_head_requests, s3_get_requests"
+    s3 = "s3_requests, s3_list_requests, s3_head_requests, s3_get_requests, s3_retries, faults, faulted"
     # The canonical run predates only the request counts; the manifest_8mb runs the plan facts too.
     assert older.pop("canonical/20261121T134249Z-cce90f").endswith(f"columns {s3}")
     assert set(older) == {"manifest_8mb/20261121T114058Z-ef97e6", "manifest_8mb/20261121T114416Z-ac7555"}
