@@ -15,16 +15,16 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.core.contract import read_measurements
+from icelab.core.units import num
 from icelab.tools.docs.canonical import round_minutes
-from icelab.tools.docs.fmt import (
+from icelab.tools.docs.markdown import table
+from icelab.tools.docs.sources import (
     default_protocol,
-    num,
     phase_minutes,
     provenance,
     reference_run,
     run_minutes,
     steady_rows,
-    table,
 )
 
 # The minutes a medium run of each experiment is meant to take on 2 cores (issue 19's budget; the

@@ -23,18 +23,10 @@ from icelab.bench import stats
 from icelab.bench.answers import verdict
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, read_run
-from icelab.tools.docs.fmt import (
-    default_protocol,
-    num,
-    pct,
-    phase_minutes,
-    provenance,
-    ratio,
-    reference_run,
-    steady_rows,
-    table,
-)
+from icelab.core.units import minutes, ms, ms_span, num, pct, ratio, spelled
+from icelab.tools.docs.markdown import table
 from icelab.tools.docs.readme import duration
+from icelab.tools.docs.sources import default_protocol, phase_minutes, provenance, reference_run, steady_rows
 from icelab.tools.validate import check_run
 
 EXPERIMENT = "canonical"
@@ -201,26 +193,6 @@ def listing(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def ms(value: float) -> str:
-    """`553 ms`, `1,807 ms`; from 10 s on in seconds, `19.5 s`."""
-    return f"{value / 1000:.1f} s" if value >= 10_000 else f"{num(value)} ms"
-
-
-def span(a: float, b: float) -> str:
-    """Two durations in one unit: `305 to 551 ms`, `10.1 to 7.1 s` (seconds from 1 s on)."""
-    if max(a, b) >= 1000:
-        return f"{a / 1000:.1f} to {b / 1000:.1f} s"
-    return f"{num(a)} to {num(b)} ms"
-
-
-WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-
-
-def spelled(n: int) -> str:
-    """`one` ... `nine`, then digits: a count inside a sentence."""
-    return WORDS[n] if 0 <= n < len(WORDS) else f"{n:,}"
-
-
 def faster(c: Canonical, variant: str | None = None) -> tuple[int, int]:
     """(queries faster on `variant` than on Parquet, queries compared): a query is faster when its
     total (median planning + median execution, as `stats.ratios`) is below Parquet's."""
@@ -329,10 +301,6 @@ def round_minutes(measurements: pd.DataFrame) -> pd.Series:
     at = pd.to_datetime(measurements["measured_utc"])
     rounds = at.groupby([measurements["warmup"], measurements["executed"], measurements["repetition"]])
     return rounds.agg(lambda t: (t.max() - t.min()).total_seconds() / 60)
-
-
-def minutes(value: float) -> str:
-    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
 
 def protocol(results: Path) -> str:
@@ -723,7 +691,7 @@ def reading(results: Path) -> str:
         gain = (execution.loc[pruned, i] / execution.loc[pruned, nested]).sort_values(ascending=False)
         top = [
             f"{short(q)} ({leaves.loc[q, i]} to {leaves.loc[q, nested]} leaf fields: "
-            f"{span(execution.loc[q, i], execution.loc[q, nested])})"
+            f"{ms_span(execution.loc[q, i], execution.loc[q, nested])})"
             for q in gain.index[:3]
         ]
         alone.append(
@@ -789,7 +757,7 @@ def order_sentence(order: pd.DataFrame) -> str:
         "executed a query first of the query's variants was slower than in the rounds where it "
         f"came later in {slower} of {len(order)} (query, setup) cells, by up to "
         f"{ratio(worst['excess'])} ({short(worst['query_id'])} `{setup(worst['variant'])}`: "
-        f"{span(worst['first_ms'], worst['after_ms'])}, medians). Each round rotates which variant "
+        f"{ms_span(worst['first_ms'], worst['after_ms'])}, medians). Each round rotates which variant "
         "goes first, so every setup pays it in turn and the geometric means stay fair; a setup went "
         f"first in at most {spelled(most)} of a query's {spelled(rounds)} executed rounds, "
         + (

@@ -22,9 +22,11 @@ import yaml
 
 from icelab.core.contract import read_measurements
 from icelab.core.runs import Run, find_runs, latest_runs
+from icelab.core.units import num, pct, size
 from icelab.tools import validate
 from icelab.tools.docs import REPO
-from icelab.tools.docs.fmt import num, pct, provenance, reference_run, run_minutes, steady_rows, table
+from icelab.tools.docs.markdown import table
+from icelab.tools.docs.sources import provenance, reference_run, run_minutes, steady_rows
 
 # The dataset settings that fix the rows and the layout: a stored run counts for a dataset's
 # row of the ladder only when its config agrees with conf/ on all of them.
@@ -139,11 +141,6 @@ def manifest_span(results: Path) -> tuple[Run, float] | None:
     return None
 
 
-def mb(value: float | None) -> str:
-    """Bytes as `1,995.4 MB` (the datagen summary's unit), `-` when missing."""
-    return "-" if value is None else f"{num(value / 1e6, 1)} MB"
-
-
 def ladder(results: Path) -> str:
     """The scale ladder: each dataset's rows, days and commits from conf/, and what the reference
     runs stored of its tables (files, bytes, manifests, manifest span)."""
@@ -163,10 +160,10 @@ def ladder(results: Path) -> str:
                 num(config["span_days"]),
                 num(config["commits"]),
                 num(pq.get("files")),
-                mb(pq.get("bytes")),
+                size(pq.get("bytes")),
                 num(ice.get("files")),
-                mb(ice.get("bytes")),
-                f"{num(manifests['manifests'])} ({mb(manifests['manifest_bytes'])})" if manifests else "-",
+                size(ice.get("bytes")),
+                f"{num(manifests['manifests'])} ({size(manifests['manifest_bytes'])})" if manifests else "-",
                 pct(span),
             ]
         )

@@ -16,7 +16,9 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
 
 from icelab.core.runs import Run, find_runs
-from icelab.tools.docs.fmt import num, provenance, reference_run, table
+from icelab.core.units import num, size
+from icelab.tools.docs.markdown import table
+from icelab.tools.docs.sources import provenance, reference_run
 
 
 def doctor_runs(results: Path) -> list[Run]:
@@ -118,7 +120,7 @@ def readers(results: Path) -> str:
                     f"`{report['table']['given']}`",
                     num(reader["entries"]),
                     num(reader["manifests"]),
-                    f"{num(state['manifest_bytes'] / 1e6, 1)} MB",
+                    size(state["manifest_bytes"]),
                     reader["name"],
                     num(reader["load_seconds"], 1),
                     num(steps.get("entries"), 1),

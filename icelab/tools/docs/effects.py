@@ -17,8 +17,9 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.bench import effects
+from icelab.core.units import num
 from icelab.tools import compare
-from icelab.tools.docs.fmt import num, table
+from icelab.tools.docs.markdown import table
 
 EFFECTS = "effects"
 SETTING = "setting_"  # stored comparisons of a real setting against initial: setting_<name>.csv

@@ -15,17 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.core.runs import Run
-from icelab.tools.docs.fmt import num, provenance, ratio, reference_run, table
-
-
-def kb(nbytes: float) -> str:
-    """Bytes as decimal kilobytes: `12.7 kB`."""
-    return f"{num(nbytes / 1e3, 1)} kB"
-
-
-def mb(nbytes: float) -> str:
-    """Bytes as decimal megabytes: `25.5 MB`."""
-    return f"{num(nbytes / 1e6, 1)} MB"
+from icelab.core.units import num, ratio, size
+from icelab.tools.docs.markdown import table
+from icelab.tools.docs.sources import provenance, reference_run
 
 
 def per_day(values: pd.Series) -> str:
@@ -70,7 +62,7 @@ def _state(report: dict, partitions: pd.DataFrame, manifests: pd.DataFrame, span
     )
     reasons = ", ".join(f"`{r}`" for r in report["reasons"]) or "none"
     return (
-        f"{report['manifests']} manifests ({mb(mans['length'].sum())}) over {len(days)} days, "
+        f"{report['manifests']} manifests ({size(mans['length'].sum())}) over {len(days)} days, "
         f"**{report['verdict'].upper()}**. Exact per day: {per_day(days['exact'])}. Bounds: "
         f"{per_day(days['bounds'])}. Span: {span_text}. Sizes {num(mans['length'].min() / 1e3)} to "
         f"{num(mans['length'].max() / 1e3)} kB, with {num(mans['entries'].min())} to "
@@ -108,8 +100,8 @@ def _point(name: str, row: pd.Series) -> list[str]:
         name,
         num(row["snapshots"]),
         num(row["manifests"]),
-        kb(row["metadata_json_bytes"]),
-        f"{mb(row['metadata_dir_bytes'])} ({num(row['metadata_files'])})",
+        size(row["metadata_json_bytes"], "kB"),
+        f"{size(row['metadata_dir_bytes'])} ({num(row['metadata_files'])})",
         f"{num(row['commit_probe_ms'])} ms",
         f"{num(row['planning_ms'])} ms",
     ]
@@ -172,7 +164,7 @@ def expiry_notes(results: Path) -> str:
     return (
         f"Expiry removed {removed} snapshots ({b['snapshots']} to {a['snapshots']}) and {lists} manifest "
         f"lists, {others_text}; `metadata.json` shrank {ratio(shrink, 1)} "
-        f"({kb(b['metadata_json_bytes'])} to {kb(a['metadata_json_bytes'])}). Rows stayed "
+        f"({size(b['metadata_json_bytes'], 'kB')} to {size(a['metadata_json_bytes'], 'kB')}). Rows stayed "
         f"{num(summary['rows'])}, the dataset config's row count, and the scratch table's per-day row "
         f"counts and checksums were the same after expiry as before it (`unchanged` in `expiry.json`; "
         f"their sum {summary['checksum']}): a comparison within the run, not with the dataset's own "
@@ -183,8 +175,9 @@ def expiry_notes(results: Path) -> str:
         f"{b['manifests']}), not with snapshots ({num(a['planning_ms'])} ms at {a['snapshots']} snapshots "
         f"after expiry); the fix for that is the manifest rewrite above. The metadata-only commit stays "
         f"at {num(t['commit_probe_ms'].min())} to {num(t['commit_probe_ms'].max())} ms at every point, "
-        f"since a {kb(t['metadata_json_bytes'].max())} `metadata.json` is cheap to write on local disk. "
-        f"`metadata/` hardly shrinks ({mb(b['metadata_dir_bytes'])} to {mb(a['metadata_dir_bytes'])}, "
+        f"since a {size(t['metadata_json_bytes'].max(), 'kB')} `metadata.json` is cheap to write on local "
+        "disk. "
+        f"`metadata/` hardly shrinks ({size(b['metadata_dir_bytes'])} to {size(a['metadata_dir_bytes'])}, "
         f"{b['metadata_files']} to {a['metadata_files']} files), because old `metadata.json` files are "
         f"kept: `write.metadata.delete-after-commit.enabled` is off by default. Each probe commit and "
         f"append also adds one. One commit per point and a median of "

@@ -15,8 +15,10 @@ import pandas as pd
 from icelab.charts.costmodel import ANCHORS
 from icelab.core.contract import read_measurements
 from icelab.core.runs import Run, find_runs, latest_runs
+from icelab.core.units import num, pct, ratio, size
 from icelab.tools import costmodel
-from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, table
+from icelab.tools.docs.markdown import table
+from icelab.tools.docs.sources import provenance, reference_run
 
 EXPERIMENT = "metadata_scale"
 # results/reference/<this>: a metadata_scale run of the states the model is fitted on and the
@@ -70,7 +72,7 @@ def states_table(results: Path) -> str:
                     name,
                     num(built["entries"]),
                     num(built["manifests"]),
-                    num(built["manifest_bytes"] / 1e6, 1),
+                    size(built["manifest_bytes"], label=False),
                     f"{per_entry:.0f} ({per_entry / medium - 1:+.0%})",
                     f"{pct(spans.min())} to {pct(spans.max())}" if name == "as_ingested" else "-",
                     num(built["commits"]),
@@ -87,7 +89,7 @@ def states_table(results: Path) -> str:
                 "-",
                 "-",
                 f"Parquet placeholders: {num(info['parquet_files'])}",
-                f"{num(info['build_wall_s'] / 60, 1)} ({num(info['disk_bytes'] / 1e9, 2)} GB on disk)",
+                f"{num(info['build_wall_s'] / 60, 1)} ({size(info['disk_bytes'], 'GB', 2)} on disk)",
             ]
         )
     head = [

@@ -23,7 +23,9 @@ from icelab.bench import stats
 from icelab.bench.answers import verdict
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run
-from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, run_minutes, table
+from icelab.core.units import days, minutes, num, pct, ratio, signed, size
+from icelab.tools.docs.markdown import table
+from icelab.tools.docs.sources import provenance, reference_run, run_minutes
 
 # A median whose IQR exceeds this share of it shows that share beside it in the tables.
 WIDE_IQR = 0.10
@@ -115,11 +117,6 @@ def median_cell(row: pd.Series) -> str:
     return num(row["planning_ms_median"]) + ("" if share is None else f" ({pct(share)})")
 
 
-def mb(nbytes: float) -> str:
-    """Bytes as decimal megabytes: `25.5`."""
-    return num(nbytes / 1e6, 1)
-
-
 def spread(values: Iterable[float], digits: int = 0, unit: str = " ms") -> str:
     """`24 to 30 ms`, or `24 ms` when both ends round alike."""
     values = list(values)
@@ -127,31 +124,10 @@ def spread(values: Iterable[float], digits: int = 0, unit: str = " ms") -> str:
     return f"{low}{unit}" if low == high else f"{low} to {high}{unit}"
 
 
-def times(value: float) -> str:
-    """A ratio to three significant digits: `1.04x`, `47.3x`, `133x`."""
-    return ratio(value, 2 if value < 10 else 1 if value < 100 else 0)
-
-
-def days(value: float) -> str:
-    """A number of days to two significant digits: `45 days`, `3.7 days`, `1 day`."""
-    text = f"{value:.0f}" if value >= 9.95 else f"{value:.1f}".removesuffix(".0")
-    return f"{text} day" + ("" if text == "1" else "s")
-
-
-def signed(value: float) -> str:
-    """`+5`, `-103`."""
-    return f"{value:+,.0f}"
-
-
 def machine(run: Run) -> str:
     """`2 cores, 23.5 GiB` from env.json."""
     m = run.env().get("machine") or {}
     return f"{m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB"
-
-
-def duration(run: Run) -> str:
-    """The run's duration from run.json's start and finish: `24.7 min`."""
-    return f"{run_minutes(run):.1f} min"
 
 
 def rounds(run: Run) -> str:
@@ -235,7 +211,7 @@ def profiles_table(results: Path) -> str:
         if variant == PARQUET:
             continue
         state, name = table_state(run, variant), profile(variant)
-        manifests = f"{state['manifests']} ({mb(state['manifest_bytes'])} MB)"
+        manifests = f"{state['manifests']} ({size(state['manifest_bytes'])})"
         if variant == AS_INGESTED:
             if state["manifests"] == config["commits"]:
                 manifests += ", one per commit"
@@ -298,7 +274,7 @@ def eight_mb_table(results: Path) -> str:
             cells = [median_cell(cell(frame, query, variant, w)) for w in wins]
             scanned = _scanned(cell(frame, query, variant, narrow), cell(frame, query, variant, wide))
             rows.append(
-                [name, *cells, f"**{times(grown.loc[(query, variant), 'planning_ratio'])}**", scanned]
+                [name, *cells, f"**{ratio(grown.loc[(query, variant), 'planning_ratio'], None)}**", scanned]
             )
     n = int(frame["planning_ms_n"].min())
     head = (
@@ -380,18 +356,19 @@ def sweep_table(results: Path) -> str:
         per = {w: cell(frame, QUERY, variant, w) for w in wins}
         g = grown.loc[(QUERY, variant)]
         if variant == PARQUET:
-            size = f"({num(per[wide]['partitions_scanned'])} partitions)"
+            layout = f"({num(per[wide]['partitions_scanned'])} partitions)"
             reads = " / ".join(num(per[w]["partitions_scanned"]) for w in picks) + " partitions listed"
-            grow = f"**{times(g['planning_ratio'])}**"
+            grow = f"**{ratio(g['planning_ratio'], None)}**"
         else:
             state = table_state(run, variant)
-            size = f"{state['manifests']} ({mb(state['manifest_bytes'])})"
+            layout = f"{state['manifests']} ({size(state['manifest_bytes'], label=False)})"
             reads = " / ".join(num(per[w]["manifests_scanned"]) for w in picks)
-            grow = f"**{times(g['planning_ratio'])}** ({times(g['iceberg_planning_ratio'])})"
-        rows.append([profile(variant), size, *(median_cell(per[w]) for w in wins), grow, reads])
+            grow = f"**{ratio(g['planning_ratio'], None)}** ({ratio(g['iceberg_planning_ratio'], None)})"
+        rows.append([profile(variant), layout, *(median_cell(per[w]) for w in wins), grow, reads])
     n = int(frame["planning_ms_n"].min())
     head = (
-        f"From {provenance(run)}, {duration(run)}; {rounds(run)}. `{QUERY}`, median planning ms of the {n} "
+        f"From {provenance(run)}, {minutes(run_minutes(run), 1, label=True)}; {rounds(run)}. `{QUERY}`, "
+        f"median planning ms of the {n} "
         f"measured rounds (a cell whose IQR exceeds {pct(WIDE_IQR)} of its median shows that share); "
         f"the Iceberg clock is its ScanReport's `totalPlanningDuration`:\n\n"
     )
@@ -411,7 +388,7 @@ def sweep_notes(results: Path) -> str:
     frame, wins = summary(run), windows(run)
     grown = growth(run, frame)
     nested = ", ".join(
-        f"{short(v)} {times(grown.loc[(NESTED, v), 'planning_ratio'])}" for v in variant_order(run)
+        f"{short(v)} {ratio(grown.loc[(NESTED, v), 'planning_ratio'], None)}" for v in variant_order(run)
     )
     measured = read_measurements(run.path)
     counted = measured[measured["status"] == "ok"]
@@ -528,9 +505,9 @@ def _parquet_linear(eight: Run, sweep: Run) -> str:
     return (
         f"- **Parquet planning grows about linearly with the window: reproduces.** "
         f"{num(lo['planning_ms_median'])} ms at {narrow} to {num(hi['planning_ms_median'])} ms at {wide} "
-        f"({times(ratios[QUERY])}; `{NESTED}` {times(ratios[NESTED])}; in the sweep "
-        f"{times(g_sweep.loc[(QUERY, PARQUET), 'planning_ratio'])} and "
-        f"{times(g_sweep.loc[(NESTED, PARQUET), 'planning_ratio'])}), with the partitions listed going "
+        f"({ratio(ratios[QUERY], None)}; `{NESTED}` {ratio(ratios[NESTED], None)}; in the sweep "
+        f"{ratio(g_sweep.loc[(QUERY, PARQUET), 'planning_ratio'], None)} and "
+        f"{ratio(g_sweep.loc[(NESTED, PARQUET), 'planning_ratio'], None)}), with the partitions listed going "
         f"{num(lo['partitions_scanned'])} to {num(hi['partitions_scanned'])} and the files "
         f"{num(lo['files_scanned'])} to {num(hi['files_scanned'])}. Above {threshold} partitions (the run's "
         f"`spark.sql.sources.parallelPartitionDiscovery.threshold`, pinned at Spark's default) Spark lists "
@@ -665,8 +642,9 @@ def _two_clocks(sweep: Run) -> str:
         f"{spread(gaps)} of Spark analysis, optimization and physical planning (`{QUERY}`, every profile "
         f"and window of the sweep), with the same trend in every profile "
         f"(`iceberg_vs_harness_planning.png`). The Spark part is why the harness's ratio "
-        f"({times(g['planning_ratio'])} at `{profile(finest)}`) is smaller than Iceberg's own "
-        f"({times(g['iceberg_planning_ratio'])} from {num(g[f'iceberg_planning_ms_median_{narrow}'])} ms "
+        f"({ratio(g['planning_ratio'], None)} at `{profile(finest)}`) is smaller than Iceberg's own "
+        f"({ratio(g['iceberg_planning_ratio'], None)} from "
+        f"{num(g[f'iceberg_planning_ms_median_{narrow}'])} ms "
         f"to {num(g[f'iceberg_planning_ms_median_{wide}'])} ms).\n"
     )
 

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from icelab.core import units
 from icelab.core.runs import Run, find_runs, latest_runs
-from icelab.tools.docs.fmt import run_minutes
+from icelab.tools.docs.sources import run_minutes
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def duration(run: Run) -> str:
     minutes = run_minutes(run)
     if minutes is None:
         return f"{dataset}, not recorded"
-    return f"{dataset}, {minutes:.1f} min" if minutes < 10 else f"{dataset}, {minutes:.0f} min"
+    return f"{dataset}, {units.minutes(minutes, label=True)}"
 
 
 def experiments_table(results: Path) -> str:

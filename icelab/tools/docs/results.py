@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from icelab.core.units import num, spelled
 from icelab.tools import compare
-from icelab.tools.docs.canonical import listing, spelled
-from icelab.tools.docs.fmt import default_protocol, num, reference_run
+from icelab.tools.docs.canonical import listing
+from icelab.tools.docs.sources import default_protocol, reference_run
 
 COMPARISONS = "comparisons"
 # The stored comparisons by what they compare (file stems under results/reference/comparisons/).

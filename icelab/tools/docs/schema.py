@@ -11,8 +11,9 @@ import pandas as pd
 
 from icelab.charts.schema_table import RECORDS, outcome_table, short, to_markdown
 from icelab.core.runs import Run
-from icelab.tools.docs.canonical import listing, spelled
-from icelab.tools.docs.fmt import num, provenance, reference_run, run_minutes
+from icelab.core.units import num, spelled
+from icelab.tools.docs.canonical import listing
+from icelab.tools.docs.sources import provenance, reference_run, run_minutes
 
 EXPERIMENT = "schema_evolution"
 

@@ -23,9 +23,11 @@ import pandas as pd
 from icelab.bench import stats
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, find_runs
+from icelab.core.units import minutes, num, ratio
 from icelab.tools import compare
 from icelab.tools.docs import canonical, planning
-from icelab.tools.docs.fmt import num, provenance, table
+from icelab.tools.docs.markdown import table
+from icelab.tools.docs.sources import provenance, run_minutes
 
 OBJECT_STORE = "object-store"  # results/reference/<this>: the object store's reference set
 QUERY = planning.QUERY
@@ -150,7 +152,7 @@ def runs_paragraph(results: Path) -> str:
         lines.append(
             f"- {place(run)}: `manifest_8mb` {provenance(run)}, {planning.machine(run)}, "
             f"{p['repetitions']} measured rounds ({p['executions']} executed) after {p['warmups']} "
-            f"warm-up, {planning.duration(run)}"
+            f"warm-up, {minutes(run_minutes(run), 1, label=True)}"
         )
     for run in [canonical.load(results).run, *object_runs(results, "canonical")[-1:]]:
         p = run.config()["protocol"]
@@ -158,7 +160,7 @@ def runs_paragraph(results: Path) -> str:
             f"- {place(run)}: `canonical` {provenance(run)}, {p['repetitions']} measured "
             f"round(s), {p['executions']} executed, after {p['warmups']} warm-up "
             f"({'executed' if p['warmups_execute'] else 'planning only'}), steady state "
-            f"{'off' if not p['steady_k'] else 'on'}, {planning.duration(run)}"
+            f"{'off' if not p['steady_k'] else 'on'}, {minutes(run_minutes(run), 1, label=True)}"
         )
     return "\n".join(lines) + "\n"
 
@@ -193,10 +195,10 @@ def claims_table(results: Path) -> str:
         rows.append(
             [
                 place(run),
-                planning.times(grown.loc[(QUERY, PARQUET), "planning_ratio"]),
-                planning.times(grown.loc[(QUERY, EIGHT_MB), "planning_ratio"]),
-                *(planning.times(med(AS_INGESTED, w) / med(EIGHT_MB, w)) for w in (narrow, wide)),
-                *(planning.times(med(EIGHT_MB, w) / med(PARQUET, w)) for w in (narrow, wide)),
+                ratio(grown.loc[(QUERY, PARQUET), "planning_ratio"], None),
+                ratio(grown.loc[(QUERY, EIGHT_MB), "planning_ratio"], None),
+                *(ratio(med(AS_INGESTED, w) / med(EIGHT_MB, w), None) for w in (narrow, wide)),
+                *(ratio(med(EIGHT_MB, w) / med(PARQUET, w), None) for w in (narrow, wide)),
             ]
         )
     wide, narrow = planning.wide_narrow(runs[0])
@@ -290,7 +292,7 @@ def reading(results: Path) -> str:
     }
     per_day = all(parquet[w]["LIST"] == max(1.0, hours[w] / 24) for w in (narrow, wide))
     growths = "; ".join(
-        f"{planning.times(med(r, PARQUET, wide) / med(r, PARQUET, narrow))} {where(r)}" for r in runs
+        f"{ratio(med(r, PARQUET, wide) / med(r, PARQUET, narrow), None)} {where(r)}" for r in runs
     )
     out = [
         f"Parquet plans by listing {where(first)}: {_counts(parquet[narrow])} at {narrow}; "
