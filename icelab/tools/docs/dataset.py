@@ -24,9 +24,8 @@ from icelab.core.contract import read_measurements
 from icelab.core.runs import Run, find_runs, latest_runs
 from icelab.core.units import num, pct, size
 from icelab.tools import validate
-from icelab.tools.docs import REPO
 from icelab.tools.docs.markdown import table
-from icelab.tools.docs.sources import provenance, reference_run, run_minutes, steady_rows
+from icelab.tools.docs.sources import CONF, provenance, reference_run, run_minutes, steady_rows
 
 # The dataset settings that fix the rows and the layout: a stored run counts for a dataset's
 # row of the ladder only when its config agrees with conf/ on all of them.
@@ -43,7 +42,7 @@ HOW_TO_MEASURE = (
 def conf_dir(results: Path) -> Path:
     """The `conf/` beside `results`, or this checkout's when that tree has none (a copy of the docs)."""
     beside = results.parent / "conf"
-    return beside if beside.is_dir() else REPO / "conf"
+    return beside if beside.is_dir() else CONF
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
