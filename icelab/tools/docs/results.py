@@ -18,7 +18,7 @@ import pandas as pd
 
 from icelab.core.units import num, spelled
 from icelab.tools import compare
-from icelab.tools.docs.canonical import listing
+from icelab.tools.docs.markdown import listing
 from icelab.tools.docs.sources import default_protocol, reference_run
 
 COMPARISONS = "comparisons"

@@ -12,7 +12,7 @@ import pandas as pd
 from icelab.charts.schema_table import RECORDS, outcome_table, short, to_markdown
 from icelab.core.runs import Run
 from icelab.core.units import num, spelled
-from icelab.tools.docs.canonical import listing
+from icelab.tools.docs.markdown import listing
 from icelab.tools.docs.sources import provenance, reference_run, run_minutes
 
 EXPERIMENT = "schema_evolution"
