@@ -9,6 +9,7 @@ as `-` wherever a table cell can be empty.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 MISSING = "-"
 # Decimal units, as the datagen summary and the stores report sizes.
@@ -85,3 +86,10 @@ def days(value: float) -> str:
     """A number of days to two significant digits: `45 days`, `3.7 days`, `1 day`."""
     text = f"{value:.0f}" if value >= 9.95 else f"{value:.1f}".removesuffix(".0")
     return f"{text} day" + ("" if text == "1" else "s")
+
+
+def spread(values: Iterable[float], digits: int = 0, unit: str = " ms") -> str:
+    """The range of `values`: `24 to 30 ms`, or `24 ms` when both ends round alike."""
+    values = list(values)
+    low, high = num(min(values), digits), num(max(values), digits)
+    return f"{low}{unit}" if low == high else f"{low} to {high}{unit}"

@@ -36,6 +36,8 @@ from icelab.core import units
         (units.signed(-103.2), "-103"),
         (units.spelled(3), "three"),
         (units.spelled(12), "12"),
+        (units.spread([24.2, 30.1]), "24 to 30 ms"),
+        (units.spread([3.66, 3.7], 1, " days"), "3.7 days"),
     ],
 )
 def test_spelling(text: str, expected: str) -> None:

@@ -65,6 +65,7 @@ ENV.filters.update(
     minutes=units.minutes,
     days=units.days,
     signed=units.signed,
+    spread=units.spread,
     spelled=units.spelled,
     listing=listing,
 )

@@ -23,7 +23,7 @@ import pandas as pd
 from icelab.bench import stats
 from icelab.core.contract import MEASUREMENTS, read_measurements
 from icelab.core.runs import Run, find_runs
-from icelab.core.units import minutes, num, ratio
+from icelab.core.units import minutes, num, ratio, spread
 from icelab.tools import compare
 from icelab.tools.docs import canonical, planning
 from icelab.tools.docs.markdown import table
@@ -303,7 +303,7 @@ def reading(results: Path) -> str:
     ingested = {w: _requests(first, AS_INGESTED, w) for w in (narrow, wide)}
     manifests = int(planning.cell(frames[first.run_id], QUERY, AS_INGESTED, narrow)["manifests_total"])
     spans = "; ".join(
-        f"{planning.spread(med(r, AS_INGESTED, w) for w in planning.windows(r))} {where(r)}" for r in runs
+        f"{spread(med(r, AS_INGESTED, w) for w in planning.windows(r))} {where(r)}" for r in runs
     )
     same = ingested[narrow] == ingested[wide]
     reads_all = all(planning.reads_all(frames[r.run_id], QUERY, AS_INGESTED) for r in runs)
