@@ -93,3 +93,8 @@ def spread(values: Iterable[float], digits: int = 0, unit: str = " ms") -> str:
     values = list(values)
     low, high = num(min(values), digits), num(max(values), digits)
     return f"{low}{unit}" if low == high else f"{low} to {high}{unit}"
+
+
+def change(value: float) -> str:
+    """A relative change with its sign: `-27%`, `+13%`; below 10% with a decimal, `-0.3%`."""
+    return f"{value:+.1%}" if abs(value) < 0.095 else f"{value:+.0%}"

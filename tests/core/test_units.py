@@ -37,6 +37,8 @@ from icelab.core import units
         (units.spelled(3), "three"),
         (units.spelled(12), "12"),
         (units.spread([24.2, 30.1]), "24 to 30 ms"),
+        (units.change(-0.268), "-27%"),
+        (units.change(-0.003), "-0.3%"),
         (units.spread([3.66, 3.7], 1, " days"), "3.7 days"),
     ],
 )

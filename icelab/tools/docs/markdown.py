@@ -66,6 +66,7 @@ ENV.filters.update(
     days=units.days,
     signed=units.signed,
     spread=units.spread,
+    change=units.change,
     spelled=units.spelled,
     listing=listing,
 )
