@@ -1,5 +1,5 @@
 """docs/protocol.md's budget block: what a medium run of each experiment with executions cost on
-this machine, phase by phase, against the minutes its defaults were chosen to fit (issue 19).
+this machine, phase by phase, against the minutes its defaults were chosen to fit.
 
 A phase's minutes run from its first to its last `measured_utc`; the run's from its process's
 start to its finish (run.json). "Would fit" is how many executed measured rounds the budget
@@ -27,8 +27,8 @@ from icelab.tools.docs.sources import (
     steady_rows,
 )
 
-# The minutes a medium run of each experiment is meant to take on 2 cores (issue 19's budget; the
-# experiments' conf/experiment/*.yaml set their protocol defaults to fit it).
+# The minutes a medium run of each experiment is meant to take on 2 cores; the experiments'
+# conf/experiment/*.yaml set their protocol defaults to fit it.
 BUDGET_MINUTES = {"canonical": 60, "manifest_8mb": 20}
 
 

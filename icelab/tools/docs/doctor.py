@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 from icelab.core.runs import Run, find_runs
 from icelab.core.units import num, size
-from icelab.tools.docs.markdown import table
+from icelab.tools.docs.markdown import render, table
 from icelab.tools.docs.sources import provenance, reference_run
 
 
@@ -97,11 +97,11 @@ def against_health(results: Path) -> str:
         "doctor run",
     ]
     dataset = health.env().get("dataset", {})
-    return (
-        table(header, rows)
-        + f"\n`manifest_health`: {provenance(health)}, dataset `{dataset.get('name')}-{dataset.get('hash')}`."
-        " Statistics: min, max, mean, median, stdev, p60, p90, p99 of exact and bounds manifests per"
-        " day, manifest span, size and entries, equal to 12 significant digits.\n"
+    return render(
+        "doctor/vs_health.md.j2",
+        table=table(header, rows),
+        provenance=provenance(health),
+        dataset={k: dataset.get(k) for k in ("name", "hash")},
     )
 
 
@@ -143,14 +143,10 @@ def readers(results: Path) -> str:
         "run",
     ]
     machine = runs[-1].env().get("machine", {})
-    where = ""
-    if machine:
-        where = f"{machine.get('cpu')}, {machine.get('cores')} cores, {machine.get('memory_gib')} GiB"
-    return (
-        table(header, [row for _, row in sorted(rows, key=lambda r: r[0])])
-        + f"\nEach a fresh `icelab doctor` process{f' ({where})' if where else ''}; the last column"
-        " covers Python, the JVM and Spark session start, loading the table, every read and the"
-        " judgement, up to the report (charts are drawn after it).\n"
+    return render(
+        "doctor/readers.md.j2",
+        table=table(header, [row for _, row in sorted(rows, key=lambda r: r[0])]),
+        machine=machine and {k: machine.get(k) for k in ("cpu", "cores", "memory_gib")},
     )
 
 
