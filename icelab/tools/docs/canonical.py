@@ -34,47 +34,6 @@ PARQUET = "parquet"
 VECTORIZATION = "spark.sql.iceberg.vectorization.enabled"
 NESTED_PRUNING = "spark.sql.optimizer.nestedSchemaPruning.enabled"
 
-# What each query exercises (the purpose line of its queries/<id>.sql header); `{leaves}` is the
-# most leaf fields any variant of the run read for it (plan_check.csv).
-EXERCISES = {
-    "q01_count_last_hour": "the narrowest window; partition pruning; no column read beyond the filter",
-    "q02_top_pages_day": "top-N over a nested struct field (web.webPageDetails), nested filter on a measure",
-    "q03_event_types_week": "group-by on a top-level primitive column (the vectorized reader's best case)",
-    "q04_country_browser_month": "group-by on two nested struct fields three levels deep "
-    "(nested schema pruning)",
-    "q05_nested_filter_projection_day": "a selective filter on a nested field (predicate pushdown) "
-    "with a narrow nested projection",
-    "q06_tablet_makers_week": "filter and group-by on nested struct fields "
-    "(device.type, device.manufacturer)",
-    "q07_map_lookup_month": "map lookup by key (customAttributes['loyalty_tier']), grouping on the "
-    "looked-up value",
-    "q08_top_products_week": "array explode (productListItems), aggregation over struct fields of array "
-    "elements (own DuckDB SQL)",
-    "q09_revenue_by_currency_month": "filter on a nested struct that is mostly null (commerce.order), "
-    "sums of nested doubles",
-    "q10_identity_map_lookup_week": "the map of arrays (identityMap['Email']), a predicate over array "
-    "elements (own DuckDB SQL)",
-    "q11_gdpr_user_search_full": "a full-table scan with a nested IN filter (no partition predicate: "
-    "every manifest is read)",
-    "q12_distinct_counts_month": "exact distinct counts over nested fields",
-    "q13_daily_active_users_month": "a wide-window aggregation, distinct per partition day",
-    "q14_sessions_day": "sessionization with a window function (lag over visitor, ordered by time)",
-    "q15_viewport_percentiles_week": "exact percentiles over a nested integer field, grouped by another "
-    "nested field (own DuckDB SQL)",
-    "q16_region_join_month": "a join with a small dimension (country -> region), group-by on the dimension",
-    "q17_view_to_purchase_day": "a self-join of the table (two scans of the same window), distinct on a "
-    "nested id",
-    "q18_wide_projection_hour": "the widest projection (every column, {leaves} leaf fields, maps and "
-    "arrays); no pruning possible",
-    "q19_narrow_projection_hour": "the narrowest projection, primitives only (vectorized reads apply)",
-    "q20_commerce_funnel_week": "sums of nested struct measures (commerce.*.value) over a nested not-null "
-    "filter",
-    "q21_marketing_channels_quarter": "a wide window grouped on nested fields of an optional struct",
-    "q22_search_keywords_month": "a range filter on a nested integer (search.pageDepth) pushed to the "
-    "scan, group-by",
-    "q23_monthly_event_types_full": "a full-table aggregation on top-level primitives (partition column "
-    "and eventType)",
-}
 # The queries that read a map column (their map cannot be pruned).
 MAP_QUERIES = ("q07_map_lookup_month", "q10_identity_map_lookup_week")
 # The query whose plan facts the page tabulates, and the query read by the widest projection.
@@ -230,14 +189,9 @@ def workload(results: Path) -> str:
     """The query table: id, window (run.json), what it exercises."""
     c = load(results)
     leaves = c.plan.groupby("query_id")["read_leaves"].max()
-    rows = []
-    for query_id, window in c.windows.items():
-        if query_id not in EXERCISES:
-            raise KeyError(
-                f"docs/canonical.md: no description of {query_id} in icelab/tools/docs/canonical.py"
-            )
-        rows.append([f"`{query_id}`", window, EXERCISES[query_id].format(leaves=leaves.get(query_id, "?"))])
-    return table(["query", "window", "exercises"], rows)
+    return render(
+        "canonical/workload.md.j2", windows=c.windows, leaves={q: str(n) for q, n in leaves.items()}
+    )
 
 
 def _setup_cells(meta: dict, name: str) -> dict[str, object]:
