@@ -17,7 +17,7 @@ import pandas as pd
 from icelab.core.contract import read_measurements
 from icelab.core.units import num
 from icelab.tools.docs.canonical import round_minutes
-from icelab.tools.docs.markdown import table
+from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import (
     default_protocol,
     phase_minutes,
@@ -106,21 +106,7 @@ def budget(results: Path) -> str:
                 b["default"],
             ]
         )
-    return table(
-        [
-            "experiment",
-            "reference run",
-            "cases",
-            "minutes, of the budget",
-            "steady state",
-            "warm-up rounds",
-            "executed rounds (median)",
-            "planning-only rounds (median)",
-            "executed rounds the budget holds",
-            "default `protocol.executions`",
-        ],
-        rows,
-    )
+    return render("budget/budget.md.j2", rows=rows)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {"protocol-budget": budget}

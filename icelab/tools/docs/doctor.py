@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 from icelab.core.runs import Run, find_runs
 from icelab.core.units import num, size
-from icelab.tools.docs.markdown import render, table
+from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import provenance, reference_run
 
 
@@ -86,20 +86,10 @@ def against_health(results: Path) -> str:
         )
     if not rows:
         raise LookupError(f"no doctor reference run read a table of manifest_health run {health.run_id}")
-    header = [
-        "state",
-        "manifests (health / doctor)",
-        "manifest bytes",
-        "verdict",
-        "reasons",
-        "statistics equal",
-        "exit",
-        "doctor run",
-    ]
     dataset = health.env().get("dataset", {})
     return render(
         "doctor/vs_health.md.j2",
-        table=table(header, rows),
+        rows=rows,
         provenance=provenance(health),
         dataset={k: dataset.get(k) for k in ("name", "hash")},
     )
@@ -130,22 +120,10 @@ def readers(results: Path) -> str:
                 ],
             )
         )
-    header = [
-        "table",
-        "entries",
-        "manifests",
-        "manifest bytes",
-        "reader",
-        "load s",
-        "entries pass s",
-        "all reads s",
-        "process start to report s",
-        "run",
-    ]
     machine = runs[-1].env().get("machine", {})
     return render(
         "doctor/readers.md.j2",
-        table=table(header, [row for _, row in sorted(rows, key=lambda r: r[0])]),
+        rows=[row for _, row in sorted(rows, key=lambda r: r[0])],
         machine=machine and {k: machine.get(k) for k in ("cpu", "cores", "memory_gib")},
     )
 

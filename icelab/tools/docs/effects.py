@@ -99,21 +99,7 @@ def same_config(found: list[Check]) -> str:
                 c.note or "-",
             ]
         )
-    return table(
-        [
-            "table",
-            "run",
-            "queries",
-            "cells",
-            "values per side",
-            "effects flagged",
-            "not recurring",
-            "test flagged",
-            "widest interval",
-            "note",
-        ],
-        rows,
-    )
+    return render("effects/same_config.md.j2", rows=rows)
 
 
 def planted_table(found: list[Check]) -> dict[str, object]:
@@ -192,18 +178,7 @@ def settings_table(found: list[Check]) -> str:
                     shown or "-",
                 ]
             )
-    return table(
-        [
-            "setting (b over a)",
-            "timing",
-            "cells",
-            "ratio, median (range)",
-            "slower",
-            "faster",
-            "flagged: ratio [95% interval]",
-        ],
-        rows,
-    )
+    return render("effects/settings.md.j2", rows=rows)
 
 
 def effect_checks(results: Path) -> str:

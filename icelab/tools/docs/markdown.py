@@ -22,9 +22,12 @@ SOFT_BREAK = re.compile(r"[ \t]*\n[ \t]+")
 
 def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """A Markdown table, one line per row, ending in a newline."""
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+    return body([header, ["---"] * len(header)]) + body(rows)
+
+
+def body(rows: Iterable[Sequence[object]]) -> str:
+    """Markdown table rows, each ending in a newline: a template writes the header itself."""
+    return "".join("| " + " | ".join(str(cell) for cell in row) + " |\n" for row in rows)
 
 
 def listing(items: Sequence[object]) -> str:
@@ -69,6 +72,7 @@ ENV.filters.update(
     change=units.change,
     spelled=units.spelled,
     listing=listing,
+    body=body,
 )
 ENV.globals["sep"] = sep
 

@@ -199,17 +199,6 @@ def modes_table(results: Path) -> str:
                     ratio(rec["planning_ms"] / base["planning_ms"]),
                 ]
             )
-    head = [
-        "state",
-        "layout",
-        "window",
-        "mode",
-        "manifests read",
-        "entries read",
-        "local s",
-        "mode s",
-        "mode / local",
-    ]
     found = {mode: [x for x in r if pd.notna(x)] for mode, r in ratios.items()}  # error rows: no figure
     modes = [
         {"mode": mode, "low": min(r), "high": max(r), "cells": len(r), "faster": sum(x < 1 for x in r)}
@@ -222,7 +211,7 @@ def modes_table(results: Path) -> str:
         modes=modes,
         bins=by_matched(ratios["distributed"], matched["distributed"]),
         errors=cells_errors(measurements),
-        table=table(head, rows),
+        rows=rows,
     )
 
 
