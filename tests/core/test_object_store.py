@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pandas as pd
 import psutil
 import pyarrow.parquet as pq
 import pytest

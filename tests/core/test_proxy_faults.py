@@ -77,8 +77,12 @@ def test_a_slowdown_is_answered_by_the_proxy_and_never_reaches_the_server(throug
 
 def test_a_reset_cuts_the_response_part_way(through):
     proxy, server = through(FaultPlan(reset_rate=1.0))
-    with pytest.raises((ConnectionError, http.client.HTTPException)):
-        get(proxy).read()
+    try:
+        got = get(proxy).read()
+    except (ConnectionError, http.client.HTTPException):  # a cut status line or body
+        got = None
+    # Or a cut head without its Content-Length, which http.client reads as a body ended early.
+    assert got != BODY
     assert server.seen == 1 and proxy.faults() == {"reset": 1}
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.tools.docs.budget import BUDGET_MINUTES, fits, measured, phases
-from icelab.tools.docs.fmt import phase_minutes
+from icelab.tools.docs.sources import phase_minutes
 
 PROTOCOL = {"warmups": 1, "steady_k": 3}
 

@@ -49,7 +49,8 @@ class FaultPlan:
     Args:
         seed: the draws' seed (the same seed deals the same faults to the same request order).
         slowdown_rate: answered `503 SlowDown` by the proxy, never forwarded.
-        reset_rate: forwarded, then the connection is reset part-way through the response.
+        reset_rate: forwarded, then the connection is reset half-way through the response's first
+            chunk (the head, where the server sends it alone: the client then has a cut head).
         stall_rate: forwarded, the response held back `stall_s` seconds.
         stall_s: how long a stalled response waits.
     """

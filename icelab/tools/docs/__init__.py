@@ -1,8 +1,9 @@
 """`icelab docs [--check]`: rewrite the generated blocks of README.md and docs/ from stored results.
 
 A block is the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; its
-generator is `BLOCKS[NAME]` of one module of this package (one module per page: `readme`,
-`planning`, ...), a function of the results directory that reads `results/reference/` only.
+generator is `BLOCKS[NAME]` of one page module of this package (`readme`, `planning`, ...; the
+registry in `pages` lists them), a function of the results directory that reads
+`results/reference/` only.
 `--check` rewrites nothing and exits 1 when a committed block differs from what its generator
 writes (a figure typed or edited by hand, or results changed without `make docs`).
 """
@@ -10,14 +11,12 @@ writes (a figure typed or edited by hand, or results changed without `make docs`
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from icelab.core.results import write_atomic
+from icelab.tools.docs.pages import blocks
 
 REPO = Path(__file__).resolve().parents[3]
 BLOCK = re.compile(
@@ -27,24 +26,6 @@ BLOCK = re.compile(
 
 class UnknownBlock(LookupError):
     """A block in a page that no generator writes."""
-
-
-def blocks() -> dict[str, Callable[[Path], str]]:
-    """Every block generator: the `BLOCKS` of each module of this package, by block name.
-
-    Raises:
-        ValueError: when two modules name the same block.
-    """
-    found: dict[str, Callable[[Path], str]] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("_"):  # __main__ runs the command when imported
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for name, generator in getattr(module, "BLOCKS", {}).items():
-            if name in found:
-                raise ValueError(f"block '{name}' is generated twice ({info.name} and another module)")
-            found[name] = generator
-    return found
 
 
 def render(text: str, results: Path, where: str) -> str:

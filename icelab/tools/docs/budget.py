@@ -1,5 +1,5 @@
 """docs/protocol.md's budget block: what a medium run of each experiment with executions cost on
-this machine, phase by phase, against the minutes its defaults were chosen to fit (issue 19).
+this machine, phase by phase, against the minutes its defaults were chosen to fit.
 
 A phase's minutes run from its first to its last `measured_utc`; the run's from its process's
 start to its finish (run.json). "Would fit" is how many executed measured rounds the budget
@@ -15,20 +15,20 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.analysis.stored_run import stored
+from icelab.core.units import num
 from icelab.tools.docs.canonical import round_minutes
-from icelab.tools.docs.fmt import (
+from icelab.tools.docs.markdown import render
+from icelab.tools.docs.sources import (
     default_protocol,
-    num,
     phase_minutes,
     provenance,
     reference_run,
     run_minutes,
     steady_rows,
-    table,
 )
 
-# The minutes a medium run of each experiment is meant to take on 2 cores (issue 19's budget; the
-# experiments' conf/experiment/*.yaml set their protocol defaults to fit it).
+# The minutes a medium run of each experiment is meant to take on 2 cores; the experiments'
+# conf/experiment/*.yaml set their protocol defaults to fit it.
 BUDGET_MINUTES = {"canonical": 60, "manifest_8mb": 20}
 
 
@@ -106,21 +106,7 @@ def budget(results: Path) -> str:
                 b["default"],
             ]
         )
-    return table(
-        [
-            "experiment",
-            "reference run",
-            "cases",
-            "minutes, of the budget",
-            "steady state",
-            "warm-up rounds",
-            "executed rounds (median)",
-            "planning-only rounds (median)",
-            "executed rounds the budget holds",
-            "default `protocol.executions`",
-        ],
-        rows,
-    )
+    return render("budget/budget.md.j2", rows=rows)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {"protocol-budget": budget}

@@ -25,18 +25,10 @@ from icelab.analysis.stored_run import stored
 from icelab.bench.answers import verdict
 from icelab.core.contract import MEASUREMENTS
 from icelab.core.runs import Run, read_run
-from icelab.tools.docs.fmt import (
-    default_protocol,
-    num,
-    pct,
-    phase_minutes,
-    provenance,
-    ratio,
-    reference_run,
-    steady_rows,
-    table,
-)
+from icelab.core.units import num, pct, ratio
+from icelab.tools.docs.markdown import render, table
 from icelab.tools.docs.readme import duration
+from icelab.tools.docs.sources import default_protocol, phase_minutes, provenance, reference_run, steady_rows
 from icelab.tools.validate import check_run
 
 EXPERIMENT = "canonical"
@@ -44,47 +36,6 @@ PARQUET = "parquet"
 VECTORIZATION = "spark.sql.iceberg.vectorization.enabled"
 NESTED_PRUNING = "spark.sql.optimizer.nestedSchemaPruning.enabled"
 
-# What each query exercises (the purpose line of its queries/<id>.sql header); `{leaves}` is the
-# most leaf fields any variant of the run read for it (plan_check.csv).
-EXERCISES = {
-    "q01_count_last_hour": "the narrowest window; partition pruning; no column read beyond the filter",
-    "q02_top_pages_day": "top-N over a nested struct field (web.webPageDetails), nested filter on a measure",
-    "q03_event_types_week": "group-by on a top-level primitive column (the vectorized reader's best case)",
-    "q04_country_browser_month": "group-by on two nested struct fields three levels deep "
-    "(nested schema pruning)",
-    "q05_nested_filter_projection_day": "a selective filter on a nested field (predicate pushdown) "
-    "with a narrow nested projection",
-    "q06_tablet_makers_week": "filter and group-by on nested struct fields "
-    "(device.type, device.manufacturer)",
-    "q07_map_lookup_month": "map lookup by key (customAttributes['loyalty_tier']), grouping on the "
-    "looked-up value",
-    "q08_top_products_week": "array explode (productListItems), aggregation over struct fields of array "
-    "elements (own DuckDB SQL)",
-    "q09_revenue_by_currency_month": "filter on a nested struct that is mostly null (commerce.order), "
-    "sums of nested doubles",
-    "q10_identity_map_lookup_week": "the map of arrays (identityMap['Email']), a predicate over array "
-    "elements (own DuckDB SQL)",
-    "q11_gdpr_user_search_full": "a full-table scan with a nested IN filter (no partition predicate: "
-    "every manifest is read)",
-    "q12_distinct_counts_month": "exact distinct counts over nested fields",
-    "q13_daily_active_users_month": "a wide-window aggregation, distinct per partition day",
-    "q14_sessions_day": "sessionization with a window function (lag over visitor, ordered by time)",
-    "q15_viewport_percentiles_week": "exact percentiles over a nested integer field, grouped by another "
-    "nested field (own DuckDB SQL)",
-    "q16_region_join_month": "a join with a small dimension (country -> region), group-by on the dimension",
-    "q17_view_to_purchase_day": "a self-join of the table (two scans of the same window), distinct on a "
-    "nested id",
-    "q18_wide_projection_hour": "the widest projection (every column, {leaves} leaf fields, maps and "
-    "arrays); no pruning possible",
-    "q19_narrow_projection_hour": "the narrowest projection, primitives only (vectorized reads apply)",
-    "q20_commerce_funnel_week": "sums of nested struct measures (commerce.*.value) over a nested not-null "
-    "filter",
-    "q21_marketing_channels_quarter": "a wide window grouped on nested fields of an optional struct",
-    "q22_search_keywords_month": "a range filter on a nested integer (search.pageDepth) pushed to the "
-    "scan, group-by",
-    "q23_monthly_event_types_full": "a full-table aggregation on top-level primitives (partition column "
-    "and eventType)",
-}
 # The queries that read a map column (their map cannot be pruned).
 MAP_QUERIES = ("q07_map_lookup_month", "q10_identity_map_lookup_week")
 # The query whose plan facts the page tabulates, and the query read by the widest projection.
@@ -198,31 +149,6 @@ def setup(variant: str) -> str:
     return variant.split("/", 1)[-1]
 
 
-def listing(items: list[str]) -> str:
-    """`a`, `a and b`, `a, b and c`."""
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def ms(value: float) -> str:
-    """`553 ms`, `1,807 ms`; from 10 s on in seconds, `19.5 s`."""
-    return f"{value / 1000:.1f} s" if value >= 10_000 else f"{num(value)} ms"
-
-
-def span(a: float, b: float) -> str:
-    """Two durations in one unit: `305 to 551 ms`, `10.1 to 7.1 s` (seconds from 1 s on)."""
-    if max(a, b) >= 1000:
-        return f"{a / 1000:.1f} to {b / 1000:.1f} s"
-    return f"{num(a)} to {num(b)} ms"
-
-
-WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-
-
-def spelled(n: int) -> str:
-    """`one` ... `nine`, then digits: a count inside a sentence."""
-    return WORDS[n] if 0 <= n < len(WORDS) else f"{n:,}"
-
-
 def faster(c: Canonical, variant: str | None = None) -> tuple[int, int]:
     """(queries faster on `variant` than on Parquet, queries compared): a query is faster when its
     total (median planning + median execution, as `stats.ratios`) is below Parquet's."""
@@ -265,14 +191,9 @@ def workload(results: Path) -> str:
     """The query table: id, window (run.json), what it exercises."""
     c = load(results)
     leaves = c.plan.groupby("query_id")["read_leaves"].max()
-    rows = []
-    for query_id, window in c.windows.items():
-        if query_id not in EXERCISES:
-            raise KeyError(
-                f"docs/canonical.md: no description of {query_id} in icelab/tools/docs/canonical.py"
-            )
-        rows.append([f"`{query_id}`", window, EXERCISES[query_id].format(leaves=leaves.get(query_id, "?"))])
-    return table(["query", "window", "exercises"], rows)
+    return render(
+        "canonical/workload.md.j2", windows=c.windows, leaves={q: str(n) for q, n in leaves.items()}
+    )
 
 
 def _setup_cells(meta: dict, name: str) -> dict[str, object]:
@@ -333,82 +254,45 @@ def round_minutes(measurements: pd.DataFrame) -> pd.Series:
     return rounds.agg(lambda t: (t.max() - t.min()).total_seconds() / 60)
 
 
-def minutes(value: float) -> str:
-    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
-
-
 def protocol(results: Path) -> str:
     """The protocol paragraph: the warm cache, the rounds, the rotation and what a round costs."""
     c = load(results)
-    meta, env = c.meta, c.run.env()
-    p = meta["protocol"]
-    cache = meta.get("page_cache") or {}
-    variants, queries = len(meta["variants"]), len(c.windows)
-    dataset = (c.run.config().get("dataset") or {}).get("name", "?")
     rounds = round_minutes(c.measurements).xs(False, level="warmup")
     executed = rounds[rounds.index.get_level_values("executed")]
     planned = rounds[~rounds.index.get_level_values("executed")]
-    warm = (
-        f"`protocol.warm_cache`: {num(cache['files'])} files, {cache['bytes'] / 1e9:.1f} GB at "
-        f"`{dataset}` in {num(cache['seconds'])} s"
-        if cache
-        else "`protocol.warm_cache`"
-    )
-    n, e = p["repetitions"], p["executions"]
-    executes = (
-        "none of which executes"
-        if e == 0
-        else "each of which also executes"
-        if e >= n
-        else "the first of which also executes"
-        if e == 1
-        else f"the first {spelled(e)} of which also execute"
-    )
-    cost = []
-    if len(executed):
-        cost.append(f"an executed measured round took {minutes(executed.max())} minutes")
-    if len(planned):
-        cost.append(f"a planning-only round {minutes(planned.max())} minutes")
-    return (
-        f"**Protocol.** Every local data file is read once first ({warm}), so no variant alone "
-        f"reads a cold disk. Then {spelled(p['warmups'])} warm-up round"
-        f"{'' if p['warmups'] == 1 else 's'} that "
-        + ("executes" if p["warmups_execute"] else "plans")
-        + f" every case (`protocol.warmups_execute`), then {spelled(n)} measured rounds, {executes} "
-        f"(`protocol.executions: {e}`). Within a round each query visits the {variants} variants "
-        f"from a rotating start (query i starts at variant i mod {variants}). Both came from a "
-        "first medium run without them (not kept): each query's first executions were slower "
-        "whichever setup they hit, and with a fixed order that cost fell on `initial` every time "
-        'and showed up as an execution "gain" for manifest rewrite and snapshot expiry, which '
-        f"cannot change execution. Execution is what costs: with {queries} queries on {variants} "
-        f"variants, {' and '.join(cost)} (first to last `measured_utc` of the round, "
-        f"{env['machine']['cores']} cores), so execution figures come from "
-        f"{spelled(e)} measured value{'' if e == 1 else 's'} per case (after the "
-        + ("steady-state phase" if p.get("steady_k") else "executed warm-up")
-        + f") and planning medians from {spelled(n)}; a bigger machine can raise `protocol.executions` "
-        '(docs/protocol.md, "Budget").' + steady_sentence(c) + "\n"
+    return render(
+        "canonical/protocol.md.j2",
+        p={"steady_k": None, **c.meta["protocol"]},
+        cache=c.meta.get("page_cache") or {},
+        dataset=_dataset(c.run),
+        variants=len(c.meta["variants"]),
+        queries=len(c.windows),
+        executed_round=executed.max() if len(executed) else None,
+        planned_round=planned.max() if len(planned) else None,
+        cores=c.run.env()["machine"]["cores"],
+        steady=steady_state(c),
     )
 
 
-def steady_sentence(c: Canonical) -> str:
-    """What the steady-state phase did (run.json `steady_state`), or nothing when it was off."""
+def steady_state(c: Canonical) -> dict[str, object] | None:
+    """What the steady-state phase did (run.json `steady_state`), or None when it was off."""
     p, record = c.meta["protocol"], c.meta.get("steady_state")
     if not p.get("steady_k") or not record:
-        return ""
+        return None
     cases = record["cases"]
     settled = [x for x in cases if x["settled"]]
-    needed = statistics.median(x["warmups"] for x in settled) if settled else float("nan")
     m = c.measurements
-    took = phase_minutes(m[steady_rows(m, p["warmups"])])
-    capped = sorted({short(x["query_id"]) for x in cases if not x["settled"]})
-    return (
-        f" Before the measured rounds, the steady-state phase executed each case back to back until "
-        f"its last {p['steady_k']} totals agreed within {p['steady_tolerance']:.0%}, at most "
-        f"{p['steady_cap']} times: {len(settled)} of {len(cases)} cases settled, after a median of "
-        f"{needed:g} executions, and the phase took {minutes(took)} minutes"
-        + (f"; not settled at the cap: {listing(capped)}" if capped else "")
-        + "."
-    )
+    return {
+        "settled": len(settled),
+        "cases": len(cases),
+        "needed": statistics.median(x["warmups"] for x in settled) if settled else float("nan"),
+        "minutes": phase_minutes(m[steady_rows(m, p["warmups"])]),
+        "capped": sorted({short(x["query_id"]) for x in cases if not x["settled"]}),
+    }
+
+
+def _dataset(run: Run) -> str:
+    return (run.config().get("dataset") or {}).get("name", "?")
 
 
 def answers(results: Path) -> str:
@@ -416,10 +300,8 @@ def answers(results: Path) -> str:
     c = load(results)
     checked = json.loads((c.run.path / "answers.json").read_text())
     variants = sorted({rec["variants"] for rec in checked})
-    dataset = (c.run.config().get("dataset") or {}).get("name", "?")
-    return (
-        f"At `{dataset}` each answer was compared across {listing([str(v) for v in variants])} "
-        f"variants (`answers.json`): `{verdict(checked)}`.\n"
+    return render(
+        "canonical/answers.md.j2", dataset=_dataset(c.run), variants=variants, verdict=verdict(checked)
     )
 
 
@@ -450,24 +332,22 @@ def plan_facts(results: Path) -> str:
         names = ", ".join(f"`{v}`" if i == 0 else f"`{setup(v)}`" for i, v in enumerate(variants))
         rows.append([names + (" (Spark's defaults)" if variants == [PARQUET] else ""), *facts])
     header = ["variant", "nested filters pushed", "leaf fields read", "nested pruned", "vectorized"]
-    q = plan.xs(NARROW_QUERY, level="query_id")
-    vectorized = [f"`{setup(v)}`" for v in c.iceberg if bool(q.loc[v, "vectorized"])]
+    narrow = plan.xs(NARROW_QUERY, level="query_id")
     wide = plan.xs(WIDE_QUERY, level="query_id")["read_leaves"]
-    ice_wide = sorted({int(wide[v]) for v in c.iceberg})
-    whole = [
-        short(mq)
-        for mq in MAP_QUERIES
-        if all(str(plan.loc[(mq, v), "nested_pruned"]) == "False" for v in c.meta["variants"])
-    ]
-    return (
-        f"From `plan_check.csv`, {short(PLAN_QUERY)} (a filter on `environment.geo.countryCode`, a "
-        "narrow nested projection):\n\n"
-        + table(header, rows)
-        + f"\n{short(NARROW_QUERY)} (top-level primitives only) is vectorized on Iceberg in "
-        f"{listing(vectorized) if vectorized else 'no setup'} only; {short(WIDE_QUERY)} reads "
-        f"{'/'.join(map(str, ice_wide))} leaf fields in every Iceberg setup ({int(wide[PARQUET])} on "
-        f"Parquet); {listing(whole) if whole else 'no map query'} read their map whole in every "
-        "setup (a map cannot be pruned).\n"
+    return render(
+        "canonical/plan.md.j2",
+        query=short(PLAN_QUERY),
+        table=table(header, rows),
+        narrow=short(NARROW_QUERY),
+        vectorized=[f"`{setup(v)}`" for v in c.iceberg if bool(narrow.loc[v, "vectorized"])],
+        wide=short(WIDE_QUERY),
+        wide_leaves=sorted({int(wide[v]) for v in c.iceberg}),
+        parquet_leaves=int(wide[PARQUET]),
+        whole=[
+            short(mq)
+            for mq in MAP_QUERIES
+            if all(str(plan.loc[(mq, v), "nested_pruned"]) == "False" for v in c.meta["variants"])
+        ],
     )
 
 
@@ -475,25 +355,18 @@ def nested_predicates(results: Path) -> str:
     """The paragraph on nested predicate pushdown: versions from env.json, facts from plan_check.csv."""
     c = load(results)
     versions = c.run.env()["versions"]
-    spark, iceberg = (".".join(versions[k].split(".")[:2]) for k in ("spark", "iceberg"))
-    plan = c.plan.set_index(["query_id", "variant"])
-    pushed = {
-        setup(v): int(plan.loc[(PLAN_QUERY, v), "nested_filters_pushed"]) for v in (c.initial, c.optimized)
-    }
-    leaves = {setup(v): int(plan.loc[(PLAN_QUERY, v), "read_leaves"]) for v in (c.initial, c.optimized)}
-    i, o = setup(c.initial), setup(c.optimized)
-    every = all(int(plan.loc[(PLAN_QUERY, v), "nested_filters_pushed"]) > 0 for v in c.iceberg)
-    return (
-        "**What this engine does with nested predicates.** In "
-        + ("every setup, `initial` included" if every else "some setups")
-        + f", the nested predicates reach the Iceberg scan (`nested_filters_pushed` "
-        f"{pushed[i]} for {short(PLAN_QUERY)} in `{i}`, {pushed[o]} in `{o}`): Spark {spark} offers every "
-        f"predicate, nested ones too, to a DataSource V2 table, and Iceberg {iceberg} accepts them. No "
-        "setting in this stack turns that off (tried: `nestedSchemaPruning.enabled`, "
-        "`nestedPredicatePushdownSupportedFileSources`, excluding `V2ScanRelationPushDown`). The "
-        "study's initial Iceberg (Spark 2.4) lacked it; here the `initial` setup can only withhold "
-        "nested *schema pruning* and vectorized reads. The plan check shows the difference where one "
-        f"exists: {short(PLAN_QUERY)} reads {leaves[i]} leaf fields in `{i}` and {leaves[o]} in `{o}`.\n"
+    plan = c.plan.set_index(["query_id", "variant"]).xs(PLAN_QUERY, level="query_id")
+    roles = {"initial": c.initial, "optimized": c.optimized}
+    return render(
+        "canonical/nested.md.j2",
+        every=bool((plan.loc[c.iceberg, "nested_filters_pushed"].astype(int) > 0).all()),
+        pushed={role: int(plan.loc[v, "nested_filters_pushed"]) for role, v in roles.items()},
+        leaves={role: int(plan.loc[v, "read_leaves"]) for role, v in roles.items()},
+        query=short(PLAN_QUERY),
+        initial=setup(c.initial),
+        optimized=setup(c.optimized),
+        spark=".".join(versions["spark"].split(".")[:2]),
+        iceberg=".".join(versions["iceberg"].split(".")[:2]),
     )
 
 
@@ -519,13 +392,11 @@ def vectorized_queries(c: Canonical) -> list[str]:
 def primitives(results: Path) -> str:
     """Which queries vectorized reads can change (plan_check.csv)."""
     c = load(results)
-    vec = vectorized_queries(c)
-    return (
-        "**Vectorized reads apply to primitives only.** Iceberg's vectorized Parquet reader is used "
-        "only when every column a scan reads is a primitive; any struct, map or array column falls "
-        f"back to row-based reads, pruned or not. Of the {len(c.windows)} queries, "
-        f"{len(vec)} read primitives only ({', '.join(map(short, vec))}: the ones `plan_check.csv` shows "
-        f"vectorized in `{setup(vectorizing(c))}`), so vectorized reads can only change those.\n"
+    return render(
+        "canonical/primitives.md.j2",
+        queries=len(c.windows),
+        vectorized=[short(q) for q in vectorized_queries(c)],
+        setup=setup(vectorizing(c)),
     )
 
 
@@ -542,26 +413,19 @@ def protocol_changes(c: Canonical) -> dict[str, object]:
 def run_paragraph(results: Path) -> str:
     """Which run, on what, and how the cells are computed."""
     c = load(results)
-    env, meta = c.run.env(), c.meta
-    dataset = (c.run.config().get("dataset") or {}).get("name", "?")
-    verdict_ = check_run(c.run.path)
-    if verdict_.problems:
-        contract = f"`icelab validate`: {len(verdict_.problems)} problems"
-    elif verdict_.older:
-        contract = (
-            "`icelab validate`: valid under an older contract (before " + ", ".join(verdict_.older) + ")"
-        )
-    else:
-        contract = "`icelab contract` ok"
-    machine = env.get("machine") or {}
-    overrides = "".join(f" protocol.{k}={v}" for k, v in protocol_changes(c).items())
-    return (
-        f"`python run.py experiment=canonical dataset={dataset}{overrides}`, {provenance(c.run)}; "
-        f"{num(meta['rows'])} rows, {contract}; {machine.get('cores', '?')} cores, "
-        f"{machine.get('memory_gib', '?')} GiB. A query's total is its median planning plus its "
-        "median execution; each cell of the two setup tables below is the geometric mean over the "
-        f"{len(c.windows)} queries of the per-query ratio Iceberg / Parquet (`versus_parquet.csv`, "
-        "`setups.csv`: `icelab/analysis/stats.py`, `ratios` and `geomeans`).\n"
+    checked = check_run(c.run.path)
+    machine = c.run.env().get("machine") or {}
+    return render(
+        "canonical/run.md.j2",
+        dataset=_dataset(c.run),
+        overrides=protocol_changes(c),
+        provenance=provenance(c.run),
+        rows=c.meta["rows"],
+        problems=len(checked.problems),
+        older=checked.older,
+        cores=machine.get("cores", "?"),
+        memory_gib=machine.get("memory_gib", "?"),
+        queries=len(c.windows),
     )
 
 
@@ -635,244 +499,233 @@ def per_query(results: Path) -> str:
     return table(header, rows)
 
 
-# Where a run of the figures' setups alone sends the reader for each optimization alone.
-RESULTS_EFFECTS = '[the results page](results.md) ("Effects checked against known answers")'
-ALONE = f"each optimization alone, interleaved with `initial` in one session, is in {RESULTS_EFFECTS}"
-
-
 def rewritten(c: Canonical) -> str:
     """The setup that shows what rewriting the manifests does to planning: `manifest_rewrite`
     (alone) when the run measured it, else the figures' optimized setup."""
     return c.find("manifest_rewrite") or c.optimized
 
 
+def target_of(c: Canonical, variant: str) -> str:
+    """The manifest target size of an Iceberg variant's table state, e.g. `8MB`."""
+    return c.meta["profiles"][c.meta["setups"][setup(variant)]["profile"]]["manifest_target_size"]
+
+
 def reading(results: Path) -> str:
     """The three bullets that read the figures: planning, execution, the noise floor."""
     c = load(results)
-    meta = c.meta
-    planning, execution = c.median("planning_ms"), c.median("execution_ms")
-    files = c.count("files_scanned")
-    i, o = c.initial, c.optimized
-    rewrite = rewritten(c)
+    planning, files = c.median("planning_ms"), c.count("files_scanned")
+    i, o, rewrite = c.initial, c.optimized, rewritten(c)
     expiry, nested, vector = (c.find(n) for n in ("snapshot_expiry", "nested_pruning", "vectorization"))
-
-    # Planning.
-    ip = planning[i]
+    ip, pp = planning[i], planning[PARQUET]
+    manifests = c.meta["variants"][i]["manifests"]
     per_scan = c.count("manifests_scanned")[i] / c.count("scan_nodes")[i]
-    total_manifests = meta["variants"][i]["manifests"]
-    every = bool((per_scan == total_manifests).all())
-    multi = [short(q) for q, n in c.count("scan_nodes")[i].items() if n > 1]
-    pp = planning[PARQUET]
-    fast_q, slow_q = pp.idxmin(), pp.idxmax()
     full = [q for q, w in c.windows.items() if w == "full"]
-    full_faster = [q for q in full if all(planning.loc[q, v] < pp[q] for v in c.iceberg)]
-    full_text = "; ".join(
-        f"{short(q)}: {num(planning.loc[q, i])} and {num(planning.loc[q, o])} ms against {num(pp[q])}"
-        for q in full
-    )
-    target = meta["profiles"][meta["setups"][setup(rewrite)]["profile"]]["manifest_target_size"]
-    expiry_text = ""
-    if expiry:
-        snaps = meta["variants"][i]["snapshots"] - meta["variants"][expiry]["snapshots"]
-        expiry_text = (
-            f"Expiring {snaps} snapshots changes planning by {ratio(c.gain(expiry, 'planning_ms'))}: "
-            "what it removes is a larger `metadata.json`, parsed once per query. "
-        )
-    planning_bullet = (
-        "- *Planning* dominates the gap in the initial setup: "
-        + (f"every Iceberg scan reads all {total_manifests}" if every else "Iceberg scans read the")
-        + f" as-ingested manifests ({num(ip.min())} to {num(ip.max())} ms, median {num(ip.median())}"
-        + (
-            f"; {listing(multi)} scans the table {'twice' if len(multi) == 1 else 'more than once'}"
-            if multi
-            else ""
-        )
-        + ") whatever its window, while Parquet lists only the partitions the window touches "
-        f"({ms(pp[fast_q])} for {short(fast_q)} at {c.windows[fast_q]}, {ms(pp[slow_q])} for "
-        f"{short(slow_q)} at {c.windows[slow_q]}). "
-        + ("Manifests rewritten at " if rewrite != o else f"In `{setup(o)}`, manifests rewritten at ")
-        + f"{target} ({meta['variants'][rewrite]['manifests']} manifests) cut Iceberg planning "
-        f"{ratio(c.gain(rewrite, 'planning_ms'))}{interval(c.gains_ci, rewrite, 'planning_ms', invert=True)} "
-        f"(median {num(planning[rewrite].median())} ms). "
-        + expiry_text
-        + "For "
-        + (
-            f"{'both' if len(full_faster) == 2 else 'all'} full-table queries Iceberg plans faster than "
-            "Parquet in every setup"
-            if full and full_faster == full
-            else f"{len(full_faster)} of the {len(full)} full-table queries Iceberg plans faster than "
-            "Parquet in every setup"
-        )
-        + f" ({full_text}; `{setup(i)}` and `{setup(o)}`).\n"
-    )
-
-    # Execution.
     narrow = [q for q, w in c.windows.items() if w in ("1h", "1d")]
     fewer = [q for q in narrow if files.loc[q, i] < files.loc[q, PARQUET]]
-    shown = list(dict.fromkeys([*fewer[:1], *([PLAN_QUERY] if PLAN_QUERY in fewer else [])]))
-    examples = "; ".join(
-        f"{short(q)} at {c.windows[q]} scans {num(files.loc[q, i])} of the "
-        f"{num(files.loc[q, PARQUET])} files Parquet reads"
-        for q in shown
-    )
-    order = order_effect(c)
-    spread = max(order["excess"].max(), 1 / order["excess"].min()) if len(order) else float("nan")
-    vec = vectorized_queries(c)
-    alone = []
-    if nested:
-        leaves = c.plan.pivot(index="query_id", columns="variant", values="read_leaves")
-        pruned = [q for q in c.windows if leaves.loc[q, nested] < leaves.loc[q, i]]
-        gain = (execution.loc[pruned, i] / execution.loc[pruned, nested]).sort_values(ascending=False)
-        top = [
-            f"{short(q)} ({leaves.loc[q, i]} to {leaves.loc[q, nested]} leaf fields: "
-            f"{span(execution.loc[q, i], execution.loc[q, nested])})"
-            for q in gain.index[:3]
-        ]
-        alone.append(
-            f"Nested schema pruning alone reads fewer leaf fields in {len(pruned)} queries; it "
-            f"shortens execution most for {listing(top)}."
-        )
-    if vector:
-        vec_ratios = [f"{short(q)} {ratio(execution.loc[q, i] / execution.loc[q, vector])}" for q in vec]
-        inside = all(1 / spread <= execution.loc[q, i] / execution.loc[q, vector] <= spread for q in vec)
-        alone.append(
-            f"Vectorization can only change the {spelled(len(vec))} queries that read primitives "
-            f"alone; `{setup(i)}` / `{setup(vector)}` execution: {', '.join(vec_ratios)}, "
-            + ("inside" if inside else "beyond")
-            + f" the cost of going first (up to {ratio(spread)}, below)."
-        )
-    if not (nested and vector):
-        alone.append(f"This run measures the figures' setups; {ALONE}.")
-    execution_bullet = (
-        f"- *Execution* in the initial setup is {ratio(c.geomean(i, 'execution_ms'))}"
-        f"{interval(c.versus_ci, i, 'execution_ms')} of Parquet's "
-        "(geometric mean): on this data Spark's Parquet reader and Iceberg's row reader cost about "
-        f"the same per file, and Iceberg reads fewer files in {len(fewer)} of the {len(narrow)} "
-        f"one-hour and one-day queries, its column bounds skipping files ({examples}; nested "
-        "predicate pushdown at work, in `initial` too). " + " ".join(alone) + "\n"
+    order = order_figures(order_effect(c))
+
+    def at(q: str) -> dict[str, object]:
+        return {"query": short(q), "window": c.windows[q], "ms": pp[q]}
+
+    return render(
+        "canonical/reading.md.j2",
+        initial=setup(i),
+        optimized=setup(o),
+        every=bool((per_scan == manifests).all()),
+        manifests=manifests,
+        initial_planning={"min": ip.min(), "max": ip.max(), "median": ip.median()},
+        multi=[short(q) for q, n in c.count("scan_nodes")[i].items() if n > 1],
+        fastest=at(pp.idxmin()),
+        slowest=at(pp.idxmax()),
+        rewrite={
+            "setup": setup(rewrite),
+            "target": target_of(c, rewrite),
+            "manifests": c.meta["variants"][rewrite]["manifests"],
+            "gain": c.gain(rewrite, "planning_ms"),
+            "interval": interval(c.gains_ci, rewrite, "planning_ms", invert=True),
+            "median": planning[rewrite].median(),
+        },
+        expiry=expiry
+        and {
+            "snapshots": c.meta["variants"][i]["snapshots"] - c.meta["variants"][expiry]["snapshots"],
+            "gain": c.gain(expiry, "planning_ms"),
+            "execution_gain": c.gain(expiry, "execution_ms"),
+        },
+        full=[
+            {
+                "query": short(q),
+                "initial": planning.loc[q, i],
+                "optimized": planning.loc[q, o],
+                "parquet": pp[q],
+            }
+            for q in full
+        ],
+        full_faster=sum(all(planning.loc[q, v] < pp[q] for v in c.iceberg) for q in full),
+        execution={
+            "ratio": c.geomean(i, "execution_ms"),
+            "interval": interval(c.versus_ci, i, "execution_ms"),
+        },
+        fewer_files=len(fewer),
+        narrow=len(narrow),
+        examples=[
+            {
+                "query": short(q),
+                "window": c.windows[q],
+                "files": files.loc[q, i],
+                "parquet": files.loc[q, PARQUET],
+            }
+            for q in dict.fromkeys([*fewer[:1], *([PLAN_QUERY] if PLAN_QUERY in fewer else [])])
+        ],
+        nested=nested and pruning_alone(c, nested),
+        vector=vector and vectorization_alone(c, vector, order["spread"]),
+        executions=c.meta["protocol"]["executions"],
+        order=order,
     )
 
-    # Noise floor.
-    executions = meta["protocol"]["executions"]
-    floor = (
-        f"Snapshot expiry cannot change execution, and its {ratio(c.gain(expiry, 'execution_ms'))} "
-        'execution "gain" is that floor. '
-        if expiry
-        else ""
-    )
-    noise_bullet = (
-        "- *The noise floor*: each execution figure is "
-        + (
-            "one measured value. "
-            if executions == 1
-            else f"the median of {spelled(executions)} measured values, and the intervals in "
-            "brackets are 95% bootstrap intervals of the geometric mean over that measurement "
-            "noise (the queries fixed). "
-        )
-        + floor
-        + order_sentence(order)
-        + "\n"
-    )
-    return planning_bullet + execution_bullet + noise_bullet
+
+def pruning_alone(c: Canonical, nested: str) -> dict[str, object]:
+    """Nested schema pruning alone: the queries it reads fewer leaf fields for, and the three whose
+    execution it shortens most."""
+    execution, i = c.median("execution_ms"), c.initial
+    leaves = c.plan.pivot(index="query_id", columns="variant", values="read_leaves")
+    pruned = [q for q in c.windows if leaves.loc[q, nested] < leaves.loc[q, i]]
+    gain = (execution.loc[pruned, i] / execution.loc[pruned, nested]).sort_values(ascending=False)
+    top = [
+        {
+            "query": short(q),
+            "leaves_before": leaves.loc[q, i],
+            "leaves_after": leaves.loc[q, nested],
+            "before": execution.loc[q, i],
+            "after": execution.loc[q, nested],
+        }
+        for q in gain.index[:3]
+    ]
+    return {"queries": len(pruned), "top": top}
 
 
-def order_sentence(order: pd.DataFrame) -> str:
+def vectorization_alone(c: Canonical, vector: str, spread: float) -> dict[str, object]:
+    """Vectorization alone: initial / vectorization execution of the queries it can change, and
+    whether they stay inside the cost of going first (`spread`)."""
+    execution, i = c.median("execution_ms"), c.initial
+    ratios = {q: execution.loc[q, i] / execution.loc[q, vector] for q in vectorized_queries(c)}
+    return {
+        "setup": setup(vector),
+        "ratios": [{"query": short(q), "ratio": r} for q, r in ratios.items()],
+        "inside": all(1 / spread <= r <= spread for r in ratios.values()),
+    }
+
+
+def order_figures(order: pd.DataFrame) -> dict[str, object]:
     """What going first of a query's variants costs, each setup against itself (`order_effect`)."""
     if order.empty:
-        return (
-            "No setup executed both first and not first in the measured rounds, so the cost of "
-            "going first is not measured here."
-        )
+        return {"cells": 0, "spread": float("nan")}
     worst = order.loc[order["excess"].idxmax()]
-    slower = int((order["excess"] > 1).sum())
-    most, rounds = int(order["n_first"].max()), int(order["n"].max())
-    return (
-        "Going first still costs after the warm-ups: in the measured rounds, an Iceberg setup that "
-        "executed a query first of the query's variants was slower than in the rounds where it "
-        f"came later in {slower} of {len(order)} (query, setup) cells, by up to "
-        f"{ratio(worst['excess'])} ({short(worst['query_id'])} `{setup(worst['variant'])}`: "
-        f"{span(worst['first_ms'], worst['after_ms'])}, medians). Each round rotates which variant "
-        "goes first, so every setup pays it in turn and the geometric means stay fair; a setup went "
-        f"first in at most {spelled(most)} of a query's {spelled(rounds)} executed rounds, "
-        + (
-            "fewer than half, so a per-query cell, their median, stays within the range of the "
-            "rounds where it came later."
-            if most < rounds / 2
-            else "so a per-query cell, their median, can carry that cost."
-        )
-    )
+    return {
+        "cells": len(order),
+        "spread": max(order["excess"].max(), 1 / order["excess"].min()),
+        "slower": int((order["excess"] > 1).sum()),
+        "worst": {
+            "excess": worst["excess"],
+            "query": short(worst["query_id"]),
+            "setup": setup(worst["variant"]),
+            "first_ms": worst["first_ms"],
+            "after_ms": worst["after_ms"],
+        },
+        "most": int(order["n_first"].max()),
+        "rounds": int(order["n"].max()),
+    }
 
 
 def claims(results: Path) -> str:
     """Which of the study's claims reproduce, with this run's figures (and the planning
     experiment's growth.csv for the claim on windows)."""
     c = load(results)
-    meta = c.meta
+    return render(
+        "canonical/claims.md.j2",
+        study_initial=STUDY_INITIAL,
+        initial=setup(c.initial),
+        optimized=setup(c.optimized),
+        iceberg=".".join(c.run.env()["versions"]["iceberg"].split(".")[:2]),
+        initially=initially_slower(c),
+        split=split_planning(c),
+        after=after_optimizations(c),
+        windows=across_windows(results, c),
+        share=shares(c),
+    )
+
+
+def initially_slower(c: Canonical) -> dict[str, object]:
+    """The study's "initially 4x slower on average, 10x worst": the initial setup's mean and worst
+    query; `direction` is `size` when the mean reaches 4x, `direction` when only above 1x."""
     planning, execution = c.median("planning_ms"), c.median("execution_ms")
-    i, o = c.initial, c.optimized
-    by = c.setups.set_index("variant")
+    mean = c.geomean(c.initial, "total_ms")
+    row = c.setups.set_index("variant").loc[c.initial]
+    worst = row["worst_query"]
+    wp, we = planning.loc[worst, c.initial], execution.loc[worst, c.initial]
+    return {
+        "direction": "size" if mean >= 4 else "direction" if mean > 1 else "none",
+        "mean": mean,
+        "worst": row["worst_total_ratio"],
+        "query": short(worst),
+        "window": c.windows[worst],
+        "planning": wp,
+        "execution": we,
+        "planning_dominates": wp > we,
+    }
 
-    # Initially slower.
-    mean_i = c.geomean(i, "total_ms")
-    worst_q, worst_r = by.loc[i, "worst_query"], by.loc[i, "worst_total_ratio"]
-    wp, we = planning.loc[worst_q, i], execution.loc[worst_q, i]
-    iceberg = ".".join(c.run.env()["versions"]["iceberg"].split(".")[:2])
-    direction = (
-        "in direction, not in size"
-        if 1 < mean_i < 4
-        else ("yes" if mean_i >= 4 else "no, not even in direction")
-    )
-    initially = (
-        f"**Which of the study's claims reproduce.** *Initially Iceberg was slower, {STUDY_INITIAL}*: "
-        f"{direction}: {ratio(mean_i)} on average and {ratio(worst_r)} in the worst case "
-        f"({short(worst_q)}, a {c.windows[worst_q]} query whose {num(wp)} ms of planning "
-        f"{'outweighs' if wp > we else 'adds to'} its {num(we)} ms scan), because the reader gap the "
-        "study had (no vectorization, no nested pruning in Iceberg's reader of 2020) is not in "
-        f"Iceberg {iceberg}."
-    )
 
-    # Planning for short windows, execution for long queries.
-    totals_i = c.ratio("total_ms", i).sort_values(ascending=False)
-    top = list(totals_i.index[:5])
+def split_planning(c: Canonical) -> dict[str, object]:
+    """The study's "planning for short windows, execution for long queries": the five worst
+    ratios to Parquet and execution's least share of the longest-window queries; `holds` when the
+    five are all 1h/1d and that share is above half."""
+    planning, execution, i = c.median("planning_ms"), c.median("execution_ms"), c.initial
+    totals = c.ratio("total_ms", i).sort_values(ascending=False)
+    top = list(totals.index[:5])
     long = [q for q, w in c.windows.items() if w in ("90d", "full")]
-    exec_share = min(execution.loc[q, i] / (planning.loc[q, i] + execution.loc[q, i]) for q in long)
-    narrow_top = all(c.windows[q] in ("1h", "1d") for q in top)
-    split = (
-        "*Split planning mattered most for short windows, execution for long queries*: "
-        f"{'yes' if narrow_top and exec_share > 0.5 else 'in part'}; planning is "
-        f"{pct(by.loc[i, 'planning_share'])} of Iceberg's time in `{setup(i)}`, but the "
-        f"{spelled(len(top))} worst ratios to Parquet are "
-        f"{listing([f'{short(q)} ({c.windows[q]}, {ratio(totals_i[q])})' for q in top])}, and "
-        f"execution is {pct(exec_share)} or more of the total of the {spelled(len(long))} "
-        f"longest-window queries ({listing([short(q) for q in long])})."
-    )
+    share = min(execution.loc[q, i] / (planning.loc[q, i] + execution.loc[q, i]) for q in long)
+    return {
+        "holds": all(c.windows[q] in ("1h", "1d") for q in top) and share > 0.5,
+        "planning_share": c.setups.set_index("variant").loc[i, "planning_share"],
+        "top": [{"query": short(q), "window": c.windows[q], "ratio": totals[q]} for q in top],
+        "execution_share": share,
+        "long": [short(q) for q in long],
+    }
 
-    # After the optimizations.
-    mean_o = c.geomean(o, "total_ms")
+
+def after_optimizations(c: Canonical) -> dict[str, object]:
+    """The study's "after the optimizations, as fast as Parquet or faster": the optimized means,
+    how many queries are faster, and the full-table ones."""
+    o = c.optimized
+    mean = c.geomean(o, "total_ms")
     n_fast, n_all = faster(c)
-    totals_o = c.ratio("total_ms", o)
+    totals = c.ratio("total_ms", o)
     full = [q for q, w in c.windows.items() if w == "full"]
-    full_text = listing(
-        [
-            f"{short(q)} {ratio(1 / totals_o[q])} faster"
-            if totals_o[q] < 1
-            else f"{short(q)} {ratio(totals_o[q])} slower"
+    return {
+        "on_average": mean <= 1,
+        "mean": mean,
+        "planning": c.geomean(o, "planning_ms"),
+        "execution": c.geomean(o, "execution_ms"),
+        "most": n_fast > n_all / 2,
+        "faster": n_fast,
+        "queries": n_all,
+        "full": [
+            {
+                "query": short(q),
+                "faster": totals[q] < 1,
+                "ratio": 1 / totals[q] if totals[q] < 1 else totals[q],
+            }
             for q in full
-        ]
-    )
-    after = (
-        "*After the optimizations, Iceberg is as fast as Parquet or faster*: "
-        f"{'on average, yes' if mean_o <= 1 else 'no'}, {ratio(mean_o)} overall (planning "
-        f"{ratio(c.geomean(o, 'planning_ms'))}, execution {ratio(c.geomean(o, 'execution_ms'))}), "
-        f"{'but only' if n_fast <= n_all / 2 else 'and'} {n_fast} of {n_all} queries faster on "
-        f"Iceberg (`{setup(o)}` / Parquet below 1 in the table above)"
-        + (f"; the full-table ones: {full_text}." if full else ".")
-    )
+        ],
+    }
 
-    # Planning across windows: the planning experiment, for the manifest rewrite's table state.
+
+def across_windows(results: Path, c: Canonical) -> dict[str, object]:
+    """The study's "planning near-constant across windows", from the planning experiment's table
+    state with the manifest rewrite's target: growth from its narrow to its wide window, and its
+    wide-window planning against Parquet's (`below`: `far` under half, `all` under, else `not`)."""
     planning_run = reference_run(results, "manifest_8mb")
     growth = stored(planning_run).table("growth.csv")
-    target = meta["profiles"][meta["setups"][setup(rewritten(c))]["profile"]]["manifest_target_size"]
+    target = target_of(c, rewritten(c))
     profiles = planning_run.meta()["profiles"]  # its table state with the same manifest target
     profile = next((n for n, spec in profiles.items() if spec.get("manifest_target_size") == target), None)
     if profile is None:
@@ -881,48 +734,37 @@ def claims(results: Path) -> str:
     rewrite = growth[growth["variant"] == f"iceberg/{profile}"].set_index("query_id")
     parquet = growth[growth["variant"] == PARQUET].set_index("query_id").loc[rewrite.index]
     ice_wide, pq_wide = rewrite[f"planning_ms_median_{wide}"], parquet[f"planning_ms_median_{wide}"]
-    below = (
-        "far below"
-        if (ice_wide < pq_wide / 2).all()
-        else "below"
-        if (ice_wide < pq_wide).all()
-        else "not always below"
-    )
-    windows = (
-        "*Planning near-constant across windows*: see [the planning experiment](planning.md) (run "
-        f"`{planning_run.run_id}`): with {target} manifests "
-        f"planning {'still grows' if (rewrite['planning_ratio'] > 1).all() else 'does not grow'} "
-        f"with the window ({narrow} to {wide}: {', '.join(ratio(r) for r in rewrite['planning_ratio'])} "
-        f"for its {spelled(len(rewrite))} queries), but stays {below} Parquet's listing for wide "
-        f"windows ({' and '.join(num(v) for v in ice_wide)} ms against "
-        f"{' and '.join(num(v) for v in pq_wide)} ms at {wide})."
-    )
+    return {
+        "run": planning_run.run_id,
+        "target": target,
+        "grows": bool((rewrite["planning_ratio"] > 1).all()),
+        "narrow": narrow,
+        "wide": wide,
+        "ratios": list(rewrite["planning_ratio"]),
+        "below": "far" if (ice_wide < pq_wide / 2).all() else "all" if (ice_wide < pq_wide).all() else "not",
+        "iceberg": list(ice_wide),
+        "parquet": list(pq_wide),
+    }
 
-    # Each optimization's share.
-    gains = {setup(v): c.gain(v, "total_ms") for v in c.iceberg if v != i}
-    optimized_gain = f"`{setup(o)}` gains {ratio(gains[setup(o)])}" + interval(
-        c.gains_ci, o, "total_ms", invert=True
-    )
+
+def shares(c: Canonical) -> dict[str, object]:
+    """Each optimization's total gain over the initial setup; with snapshot expiry and more than one
+    optimization alone measured, the ones above and within its execution "gain" (`floor`)."""
+    gains = {setup(v): c.gain(v, "total_ms") for v in c.iceberg if v != c.initial}
+    o = setup(c.optimized)
+    figures: dict[str, object] = {
+        "optimized": gains[o],
+        "interval": interval(c.gains_ci, c.optimized, "total_ms", invert=True),
+        "floor": None,
+    }
     expiry = c.find("snapshot_expiry")
-    single = sorted(((k, g) for k, g in gains.items() if k != setup(o)), key=lambda kg: -kg[1])
+    single = sorted(((k, g) for k, g in gains.items() if k != o), key=lambda kg: -kg[1])
     if expiry and len(single) > 1:
         floor = c.gain(expiry, "execution_ms")
-        above = [f"`{k}` {ratio(g)}" for k, g in single if g > floor]
-        within = [f"`{k}` {ratio(g)}" for k, g in single if g <= floor]
-        alone = (
-            "; alone, "
-            + (listing(above) if above else "none stands out")
-            + (
-                f"; {listing(within)} {'is' if len(within) == 1 else 'are'} within the noise floor "
-                f'({ratio(floor)}, snapshot expiry\'s execution "gain").'
-                if within
-                else "."
-            )
-        )
-    else:
-        alone = f"; {ALONE}."
-    share = f"*Each optimization's share* (total gain over `{setup(i)}`): {optimized_gain}{alone}"
-    return " ".join([initially, split, after, windows, share]) + "\n"
+        figures["floor"] = floor
+        figures["above"] = [{"setup": k, "gain": g} for k, g in single if g > floor]
+        figures["within"] = [{"setup": k, "gain": g} for k, g in single if g <= floor]
+    return figures
 
 
 def _hours(window: str) -> float:
@@ -942,8 +784,7 @@ def _growth_windows(growth: pd.DataFrame) -> tuple[str, str]:
 
 def duration_paragraph(results: Path) -> str:
     """Which dataset the figures are at, and how long the reference run took."""
-    c = load(results)
-    return f"The figures below are from the reference run ({duration(c.run)}, start to finish).\n"
+    return render("canonical/duration.md.j2", duration=duration(load(results).run))
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {

@@ -22,9 +22,10 @@ import yaml
 
 from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run, find_runs, latest_runs
+from icelab.core.units import num, pct, size
 from icelab.tools import validate
-from icelab.tools.docs import REPO
-from icelab.tools.docs.fmt import num, pct, provenance, reference_run, run_minutes, steady_rows, table
+from icelab.tools.docs.markdown import render, table
+from icelab.tools.docs.sources import CONF, provenance, reference_run, run_minutes, steady_rows
 
 # The dataset settings that fix the rows and the layout: a stored run counts for a dataset's
 # row of the ladder only when its config agrees with conf/ on all of them.
@@ -32,16 +33,12 @@ LAYOUT = ["rows", "scale", "span_days", "end", "partitioning", "commits"]
 LAYOUT += ["late_fraction", "late_max_days", "clock_skew_fraction"]
 PLANNING = "manifest_8mb"  # the reference run whose full-span window reads every file
 AS_INGESTED = "as_ingested"
-HOW_TO_MEASURE = (
-    "`python run.py experiment=datagen dataset=<name>` prints them and writes "
-    "`results/runs/datagen/<run_id>/summary.json`"
-)
 
 
 def conf_dir(results: Path) -> Path:
     """The `conf/` beside `results`, or this checkout's when that tree has none (a copy of the docs)."""
     beside = results.parent / "conf"
-    return beside if beside.is_dir() else REPO / "conf"
+    return beside if beside.is_dir() else CONF
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -139,11 +136,6 @@ def manifest_span(results: Path) -> tuple[Run, float] | None:
     return None
 
 
-def mb(value: float | None) -> str:
-    """Bytes as `1,995.4 MB` (the datagen summary's unit), `-` when missing."""
-    return "-" if value is None else f"{num(value / 1e6, 1)} MB"
-
-
 def ladder(results: Path) -> str:
     """The scale ladder: each dataset's rows, days and commits from conf/, and what the reference
     runs stored of its tables (files, bytes, manifests, manifest span)."""
@@ -163,26 +155,22 @@ def ladder(results: Path) -> str:
                 num(config["span_days"]),
                 num(config["commits"]),
                 num(pq.get("files")),
-                mb(pq.get("bytes")),
+                size(pq.get("bytes")),
                 num(ice.get("files")),
-                mb(ice.get("bytes")),
-                f"{num(manifests['manifests'])} ({mb(manifests['manifest_bytes'])})" if manifests else "-",
+                size(ice.get("bytes")),
+                f"{num(manifests['manifests'])} ({size(manifests['manifest_bytes'])})" if manifests else "-",
                 pct(span),
             ]
         )
     header = ["dataset", "rows", "days", "commits", "Parquet files", "Parquet", "Iceberg files", "Iceberg"]
-    text = table([*header, "manifests", "median manifest span"], rows)
-    window = full_window(planning)
-    text += (
-        f"\nRows (`rows` x `scale`), days (`span_days`) and commits: `conf/dataset/<name>.yaml` over "
-        f"`_base.yaml`. Files and bytes: what the `{window}` window (the whole span) of the "
-        f"`{PLANNING}` reference run read, the most any of its queries read there "
-        f"({provenance(planning)}); manifests: its as-ingested Iceberg table."
+    return render(
+        "dataset/ladder.md.j2",
+        table=table([*header, "manifests", "median manifest span"], rows),
+        window=full_window(planning),
+        planning=PLANNING,
+        provenance=provenance(planning),
+        health=health and provenance(health[0]),
     )
-    if health:
-        text += f" Median manifest span: the `manifest_health` reference run ({provenance(health[0])})."
-    text += f" `-`: no stored run of that size; {HOW_TO_MEASURE}.\n"
-    return text
 
 
 def arrival(results: Path) -> str:
@@ -202,11 +190,7 @@ def arrival(results: Path) -> str:
             ]
         )
     header = ["dataset", "partitioning", "late tail", "late lag up to", "clock skew", "k"]
-    return table([*header, "top 10% of keys get"], rows) + (
-        "\n`late_fraction`, `late_max_days`, `clock_skew_fraction`, `popularity_skew` (k) of "
-        "`conf/dataset/<name>.yaml` over `_base.yaml`; the last column is 0.1^(1/k), the share of "
-        "events whose key index n * u^k falls in the top tenth.\n"
-    )
+    return render("dataset/arrival.md.j2", table=table([*header, "top 10% of keys get"], rows))
 
 
 def schema_width(results: Path) -> str:
@@ -214,29 +198,21 @@ def schema_width(results: Path) -> str:
     run = reference_run(results, "canonical")
     m = stored(run).measurements()
     ice = m[(m["format"] == "iceberg") & m["read_leaves"].notna()]
-    if ice.empty:
-        return f"The `canonical` reference run ({provenance(run)}) records no `read_leaves`.\n"
-    widest = ice.loc[ice["read_leaves"].idxmax()]
-    return (
-        f"The widest read of the `canonical` reference run, `{widest['query_id']}`, takes "
-        f"{num(widest['read_leaves'])} leaf fields from Iceberg's data files (a map's keys and values "
-        f"counted apart; `read_leaves`, {provenance(run)}).\n"
-    )
+    widest = None if ice.empty else ice.loc[ice["read_leaves"].idxmax()]
+    return render("dataset/schema_width.md.j2", widest=widest, provenance=provenance(run))
 
 
 def file_count(results: Path) -> str:
     """Files per day partition of the stored medium tables: what sets the build's cost."""
     planning = reference_run(results, PLANNING)
     pq = whole_table(planning).get("parquet")
-    name = _dataset(planning)
-    if not pq or not pq["partitions"]:
-        return f"The `{PLANNING}` reference run stores no window over its whole dataset.\n"
-    per = pq["files"] / pq["partitions"]
-    return (
-        f"At {name}, the `{PLANNING}` reference run's `{full_window(planning)}` window read "
-        f"{num(pq['files'])} Parquet files in {num(pq['partitions'])} day partitions, "
-        f"{num(per, 1)} per partition ({provenance(planning)}), where one partitioned write of "
-        f"the same rows (the baseline, clustered by day) makes one per partition.\n"
+    return render(
+        "dataset/file_count.md.j2",
+        parquet=pq if pq and pq["partitions"] else None,
+        planning=PLANNING,
+        dataset=_dataset(planning),
+        window=full_window(planning),
+        provenance=provenance(planning),
     )
 
 
@@ -249,20 +225,11 @@ def _dataset(run: Run) -> str:
     return str((run.config().get("dataset") or {}).get("name", "?"))
 
 
-def _machine(run: Run) -> str:
-    machine = run.env().get("machine") or {}
-    return f"{num(machine.get('cores'))} cores, {num(machine.get('memory_gib'), 1)} GiB"
-
-
 def bigger_machine(results: Path) -> str:
     """Where the measuring runs at medium spend their time, from the reference runs."""
     planning = reference_run(results, PLANNING)
     canonical = reference_run(results, "canonical")
     m = stored(planning).measurements()
-    execution_s = m["execution_ms"].sum() / 1000
-    planning_s = m["planning_ms"].sum() / 1000
-    executed_rounds = m.loc[m["executed"] & ~m["warmup"], "repetition"].nunique()
-    rounds = m["repetition"].nunique()
     window = full_window(planning)
     rows = {
         (r["format"], r["profile"]): r
@@ -270,22 +237,6 @@ def bigger_machine(results: Path) -> str:
         if r["window"] == window and r["query_id"] == "count_window"
     }
     ice, pq = rows.get(("iceberg", AS_INGESTED)), rows.get(("parquet", "none"))
-    lines = [f"- this machine (`env.json` of the runs): {_machine(planning)}"]
-    line = (
-        f"- `{PLANNING}` at {_dataset(planning)}, {provenance(planning)}: "
-        f"{num(run_minutes(planning), 1)} min in all; of the time its queries took, "
-        f"{pct(execution_s / (execution_s + planning_s))} was execution ({num(execution_s / 60, 1)} min "
-        f"over {executed_rounds} executed rounds) and the rest planning ({num(planning_s / 60, 1)} min "
-        f"over {rounds} rounds, warm-ups included)."
-    )
-    if ice and pq:
-        line += (
-            f" Its `{window}` `count_window` reads {num(_float(ice['files_scanned']))} files: "
-            f"execution {num(_seconds(ice['execution_ms_median']), 1)} s on Iceberg as ingested, "
-            f"{num(_seconds(pq['execution_ms_median']), 1)} s on Parquet (medians of "
-            f"{num(_float(ice['execution_ms_n']))})."
-        )
-    lines.append(line)
     c = stored(canonical).measurements()
     meta = canonical.meta()
     executed = c[c["executed"] & ~c["warmup"]]
@@ -294,21 +245,40 @@ def bigger_machine(results: Path) -> str:
     steady = steady_rows(c, meta["protocol"]["warmups"])
     warm = c[c["executed"] & c["warmup"] & ~steady]
     per_round, per_warmup = executed["repetition"].nunique() or 1, warm["repetition"].nunique() or 1
-    before = (
-        f"its steady-state phase {num(c.loc[steady, 'total_ms'].sum() / 60000, 1)} min of executions"
-        if steady.any()
-        else f"its executed warm-up round {num(warm['total_ms'].sum() / 60000 / per_warmup, 1)} min"
-        if len(warm)
-        else "no executed warm-up"
+    return render(
+        "dataset/bigger_machine.md.j2",
+        machine={k: (planning.env().get("machine") or {}).get(k) for k in ("cores", "memory_gib")},
+        planning={
+            "experiment": PLANNING,
+            "dataset": _dataset(planning),
+            "provenance": provenance(planning),
+            "minutes": run_minutes(planning),
+            "execution_s": m["execution_ms"].sum() / 1000,
+            "planning_s": m["planning_ms"].sum() / 1000,
+            "executed_rounds": m.loc[m["executed"] & ~m["warmup"], "repetition"].nunique(),
+            "rounds": m["repetition"].nunique(),
+            "window": window,
+            "count_window": ice
+            and pq
+            and {
+                "files": _float(ice["files_scanned"]),
+                "iceberg_s": _seconds(ice["execution_ms_median"]),
+                "parquet_s": _seconds(pq["execution_ms_median"]),
+                "n": _float(ice["execution_ms_n"]),
+            },
+        },
+        canonical={
+            "dataset": _dataset(canonical),
+            "provenance": provenance(canonical),
+            "minutes": run_minutes(canonical),
+            "queries": len(meta.get("queries") or {}),
+            "variants": len(meta.get("variants") or {}),
+            "round_min": executed["total_ms"].sum() / 60000 / per_round,
+            "execution_min": executed["execution_ms"].sum() / 60000 / per_round,
+            "steady_min": c.loc[steady, "total_ms"].sum() / 60000 if steady.any() else None,
+            "warmup_min": warm["total_ms"].sum() / 60000 / per_warmup if len(warm) else None,
+        },
     )
-    lines.append(
-        f"- `canonical` at {_dataset(canonical)}, {provenance(canonical)}: "
-        f"{num(run_minutes(canonical), 1)} min in all; one executed round of its "
-        f"{len(meta.get('queries') or {})} queries on {len(meta.get('variants') or {})} variants took "
-        f"{num(executed['total_ms'].sum() / 60000 / per_round, 1)} min "
-        f"({num(executed['execution_ms'].sum() / 60000 / per_round, 1)} min of it execution), {before}."
-    )
-    return "\n".join(lines) + "\n"
 
 
 def validate_reference(results: Path) -> str:
@@ -317,7 +287,7 @@ def validate_reference(results: Path) -> str:
     with contextlib.redirect_stdout(out):
         validate.main([str(results / "reference"), "--all"])
     text = out.getvalue().replace(str(results / "reference"), "results/reference")
-    return f"```\n$ icelab validate results/reference --all\n{text}```\n"
+    return render("dataset/validate.md.j2", output=text)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {

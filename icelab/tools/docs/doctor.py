@@ -16,7 +16,9 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
 
 from icelab.core.runs import Run, find_runs
-from icelab.tools.docs.fmt import num, provenance, reference_run, table
+from icelab.core.units import num, size
+from icelab.tools.docs.markdown import render
+from icelab.tools.docs.sources import provenance, reference_run
 
 
 def doctor_runs(results: Path) -> list[Run]:
@@ -84,22 +86,12 @@ def against_health(results: Path) -> str:
         )
     if not rows:
         raise LookupError(f"no doctor reference run read a table of manifest_health run {health.run_id}")
-    header = [
-        "state",
-        "manifests (health / doctor)",
-        "manifest bytes",
-        "verdict",
-        "reasons",
-        "statistics equal",
-        "exit",
-        "doctor run",
-    ]
     dataset = health.env().get("dataset", {})
-    return (
-        table(header, rows)
-        + f"\n`manifest_health`: {provenance(health)}, dataset `{dataset.get('name')}-{dataset.get('hash')}`."
-        " Statistics: min, max, mean, median, stdev, p60, p90, p99 of exact and bounds manifests per"
-        " day, manifest span, size and entries, equal to 12 significant digits.\n"
+    return render(
+        "doctor/vs_health.md.j2",
+        rows=rows,
+        provenance=provenance(health),
+        dataset={k: dataset.get(k) for k in ("name", "hash")},
     )
 
 
@@ -118,7 +110,7 @@ def readers(results: Path) -> str:
                     f"`{report['table']['given']}`",
                     num(reader["entries"]),
                     num(reader["manifests"]),
-                    f"{num(state['manifest_bytes'] / 1e6, 1)} MB",
+                    size(state["manifest_bytes"]),
                     reader["name"],
                     num(reader["load_seconds"], 1),
                     num(steps.get("entries"), 1),
@@ -128,27 +120,11 @@ def readers(results: Path) -> str:
                 ],
             )
         )
-    header = [
-        "table",
-        "entries",
-        "manifests",
-        "manifest bytes",
-        "reader",
-        "load s",
-        "entries pass s",
-        "all reads s",
-        "process start to report s",
-        "run",
-    ]
     machine = runs[-1].env().get("machine", {})
-    where = ""
-    if machine:
-        where = f"{machine.get('cpu')}, {machine.get('cores')} cores, {machine.get('memory_gib')} GiB"
-    return (
-        table(header, [row for _, row in sorted(rows, key=lambda r: r[0])])
-        + f"\nEach a fresh `icelab doctor` process{f' ({where})' if where else ''}; the last column"
-        " covers Python, the JVM and Spark session start, loading the table, every read and the"
-        " judgement, up to the report (charts are drawn after it).\n"
+    return render(
+        "doctor/readers.md.j2",
+        rows=[row for _, row in sorted(rows, key=lambda r: r[0])],
+        machine=machine and {k: machine.get(k) for k in ("cpu", "cores", "memory_gib")},
     )
 
 

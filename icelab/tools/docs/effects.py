@@ -18,7 +18,8 @@ import pandas as pd
 
 from icelab.analysis import comparison
 from icelab.analysis import effect_intervals as effects
-from icelab.tools.docs.fmt import num, table
+from icelab.core.units import num
+from icelab.tools.docs.markdown import render, table
 
 EFFECTS = "effects"
 SETTING = "setting_"  # stored comparisons of a real setting against initial: setting_<name>.csv
@@ -98,26 +99,12 @@ def same_config(found: list[Check]) -> str:
                 c.note or "-",
             ]
         )
-    return table(
-        [
-            "table",
-            "run",
-            "queries",
-            "cells",
-            "values per side",
-            "effects flagged",
-            "not recurring",
-            "test flagged",
-            "widest interval",
-            "note",
-        ],
-        rows,
-    )
+    return render("effects/same_config.md.j2", rows=rows)
 
 
-def planted_table(found: list[Check]) -> str:
+def planted_table(found: list[Check]) -> dict[str, object]:
     """Per planted query and size: how often the effect was flagged slower and the interval
-    covered the planted ratio; and every flag on a cell nothing was planted on."""
+    covered the planted ratio (`table`); and every flag on a cell nothing was planted on."""
     rows = []
     keys = sorted({(k, v) for c in found for k, v in c.plant.items()}, key=lambda kv: -kv[1])
     for key, size in keys:
@@ -145,18 +132,22 @@ def planted_table(found: list[Check]) -> str:
         for _, r in c.table.iterrows()
         if planted(r, c.plant) is None or r["timing"] == "planning_ms"
     ]
-    false = [(stem, r) for stem, r in others if r["effect"] in FLAGS]
-    named = "; ".join(
-        f"{stem}: {r['query_id'].split('_', 1)[0]} {r['timing']} {r['effect']} {r['ratio']:.2f}"
-        for stem, r in false
-    )
-    return table(
-        ["planted", "timing", "flagged slower", "interval covers 1 + planted", "ratio (min to max)"], rows
-    ) + (
-        f"\nCells with nothing planted (and the planted queries' planning, which the sleep does "
-        f"not touch): {len(false)} of {len(others)} flagged over the {len(found)} sessions"
-        + (f" ({named}).\n" if false else ".\n")
-    )
+    header = ["planted", "timing", "flagged slower", "interval covers 1 + planted", "ratio (min to max)"]
+    return {
+        "table": table(header, rows),
+        "others": len(others),
+        "flagged": [
+            {
+                "stem": stem,
+                "query": r["query_id"].split("_", 1)[0],
+                "timing": r["timing"],
+                "effect": r["effect"],
+                "ratio": r["ratio"],
+            }
+            for stem, r in others
+            if r["effect"] in FLAGS
+        ],
+    }
 
 
 def spread(ratios: pd.Series) -> str:
@@ -187,51 +178,34 @@ def settings_table(found: list[Check]) -> str:
                     shown or "-",
                 ]
             )
-    return table(
-        [
-            "setting (b over a)",
-            "timing",
-            "cells",
-            "ratio, median (range)",
-            "slower",
-            "faster",
-            "flagged: ratio [95% interval]",
-        ],
-        rows,
-    )
+    return render("effects/settings.md.j2", rows=rows)
 
 
 def effect_checks(results: Path) -> str:
-    """The block: A against A, then the planted slowdowns."""
+    """The block: A against A, then the planted slowdowns, then the real settings per dataset."""
     found = checks(results)
     real = [c for c in found if c.stem.startswith(SETTING)]
     same = [c for c in found if not c.plant and not c.stem.startswith(SETTING)]
     plants = [c for c in found if c.plant]
-    text = (
-        "**Effects checked against known answers** (`results/reference/effects/`, with the commands "
-        "and run ids in its README; the runs are not kept, their `icelab compare --variants` tables "
-        f"are). A against A, interleaved in one session, {len(same)} sessions{at(same)}: an effect needs the "
-        f"interval wholly beyond 1 +/- {threshold():.0%}.\n\n" + same_config(same)
+
+    def datasets(group: list[Check]) -> list[str]:
+        return [d for d in dict.fromkeys(c.dataset for c in group) if d]
+
+    groups = [[c for c in real if c.dataset == d] for d in dict.fromkeys(c.dataset for c in real)]
+    return render(
+        "effects/checks.md.j2",
+        threshold=threshold(),
+        same={"sessions": len(same), "datasets": datasets(same), "table": same_config(same)},
+        plants=plants and {"sessions": len(plants), "datasets": datasets(plants), **planted_table(plants)},
+        real=[
+            {
+                "datasets": datasets(group),
+                "runs": list(dict.fromkeys(f"`{c.run}`" for c in group)),
+                "table": settings_table(group),
+            }
+            for group in groups
+        ],
     )
-    if plants:
-        text += (
-            f"\nSlowdowns planted on chosen queries of the second setup (`setup.<name>.plant`), "
-            f"{len(plants)} sessions{at(plants)}:\n\n" + planted_table(plants)
-        )
-    for dataset in dict.fromkeys(c.dataset for c in real):
-        group = [c for c in real if c.dataset == dataset]
-        runs = ", ".join(dict.fromkeys(f"`{c.run}`" for c in group))
-        text += (
-            f"\nReal settings{at(group)}, each against `initial` in one session (run {runs}; ratios are the "
-            "setting over `initial`, below 1 is faster):\n\n" + settings_table(group)
-        )
-    return text
-
-
-def at(found: list[Check]) -> str:
-    """` at \\`small\\``: the datasets the README names for these sessions (none: nothing)."""
-    named = [f"`{d}`" for d in dict.fromkeys(c.dataset for c in found) if d]
-    return f" at {' and '.join(named)}" if named else ""
 
 
 def threshold() -> float:

@@ -17,8 +17,10 @@ from icelab.analysis.rows import counted
 from icelab.analysis.stored_run import stored
 from icelab.charts.costmodel import ANCHORS
 from icelab.core.runs import Run, find_runs, latest_runs
+from icelab.core.units import num, pct, ratio, size
 from icelab.tools import costmodel
-from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, table
+from icelab.tools.docs.markdown import render, table
+from icelab.tools.docs.sources import provenance, reference_run
 
 EXPERIMENT = "metadata_scale"
 # results/reference/<this>: a metadata_scale run of the states the model is fitted on and the
@@ -26,7 +28,7 @@ EXPERIMENT = "metadata_scale"
 SITTING = "costmodel-sitting"
 # Consecutive runs further apart than this are not one sitting.
 SITTING_GAP = dt.timedelta(hours=1)
-# The issue's bar for a prediction (issue 17: within 25% of the measured planning).
+# How close a prediction must come to the measured planning to count as a good one.
 BAR = 0.25
 # What Iceberg wrote for the real medium dataset, the entry size the states must come near.
 MEDIUM_RUN = "manifest_8mb"
@@ -72,7 +74,7 @@ def states_table(results: Path) -> str:
                     name,
                     num(built["entries"]),
                     num(built["manifests"]),
-                    num(built["manifest_bytes"] / 1e6, 1),
+                    size(built["manifest_bytes"], label=False),
                     f"{per_entry:.0f} ({per_entry / medium - 1:+.0%})",
                     f"{pct(spans.min())} to {pct(spans.max())}" if name == "as_ingested" else "-",
                     num(built["commits"]),
@@ -89,7 +91,7 @@ def states_table(results: Path) -> str:
                 "-",
                 "-",
                 f"Parquet placeholders: {num(info['parquet_files'])}",
-                f"{num(info['build_wall_s'] / 60, 1)} ({num(info['disk_bytes'] / 1e9, 2)} GB on disk)",
+                f"{num(info['build_wall_s'] / 60, 1)} ({size(info['disk_bytes'], 'GB', 2)} on disk)",
             ]
         )
     head = [
@@ -103,7 +105,9 @@ def states_table(results: Path) -> str:
         "commits",
         "build min (entries written per s)",
     ]
-    return f"From {provenance(run)}; medium's entry size from run `{medium_run}`.\n\n" + table(head, rows)
+    return render(
+        "metadata/states.md.j2", provenance=provenance(run), medium_run=medium_run, table=table(head, rows)
+    )
 
 
 def _cells(measurements: pd.DataFrame) -> pd.DataFrame:
@@ -148,7 +152,7 @@ def counts_table(results: Path) -> str:
             ]
         )
     head = ["state", "layout", "1d reads", "manifests", "share read", "days of entries per manifest"]
-    return f"From {provenance(run)}.\n\n" + table(head, rows)
+    return render("metadata/counts.md.j2", provenance=provenance(run), table=table(head, rows))
 
 
 def planning_tables(results: Path) -> str:
@@ -156,18 +160,14 @@ def planning_tables(results: Path) -> str:
     run = _run(results)
     measurements, _, _ = _frames(run)
     cells = _cells(measurements)
-    out = [
-        f"From {provenance(run)}; planning only (no state has data files). "
-        "Median seconds; n = measured rounds.\n"
-    ]
+    states = []
     for dataset, part in cells.groupby("dataset", sort=False):
         order = part.drop_duplicates("window").sort_values("window_hours")["window"].tolist()
         grid = part.pivot(index="variant", columns="window", values="planning_ms")[order] / 1e3
-        n = int(part["n"].min()), int(part["n"].max())
-        rounds = f"n = {n[0]}" if n[0] == n[1] else f"n = {n[0]} to {n[1]}"
         rows = [[f"`{v}`", *(num(x, 2) for x in grid.loc[v])] for v in grid.index]
-        out.append(f"**`{dataset}`** ({rounds})\n\n" + table(["variant", *order], rows))
-    return "\n".join(out)
+        rounds = [int(part["n"].min()), int(part["n"].max())]
+        states.append({"dataset": dataset, "rounds": rounds, "table": table(["variant", *order], rows)})
+    return render("metadata/planning.md.j2", provenance=provenance(run), states=states)
 
 
 def modes_table(results: Path) -> str:
@@ -201,51 +201,43 @@ def modes_table(results: Path) -> str:
                     ratio(rec["planning_ms"] / base["planning_ms"]),
                 ]
             )
-    head = [
-        "state",
-        "layout",
-        "window",
-        "mode",
-        "manifests read",
-        "entries read",
-        "local s",
-        "mode s",
-        "mode / local",
+    found = {mode: [x for x in r if pd.notna(x)] for mode, r in ratios.items()}  # error rows: no figure
+    modes = [
+        {"mode": mode, "low": min(r), "high": max(r), "cells": len(r), "faster": sum(x < 1 for x in r)}
+        for mode, r in found.items()
+        if r
     ]
-    lines = []
-    for mode, found in ratios.items():
-        found = [x for x in found if pd.notna(x)]  # a cell with no planning figure (error rows)
-        if found:
-            lines.append(
-                f"- `{mode}` against `local`: {ratio(min(found))} to {ratio(max(found))} over "
-                f"{len(found)} cells; faster in {sum(x < 1 for x in found)} of them."
-            )
-    lines.append(by_matched(ratios["distributed"], matched["distributed"]))
-    errors = cells_errors(measurements)
-    if errors:
-        lines.append(f"- Error rows (no planning figure): {errors}.")
-    return f"From {provenance(run)}.\n\n" + "\n".join(lines) + "\n\n" + table(head, rows)
+    return render(
+        "metadata/modes.md.j2",
+        provenance=provenance(run),
+        modes=modes,
+        bins=by_matched(ratios["distributed"], matched["distributed"]),
+        errors=cells_errors(measurements),
+        rows=rows,
+    )
 
 
 # Bins of entries matched (the scan tasks planning returns), for the distributed/local ratios.
 MATCHED_BINS = [0, 10_000, 100_000, 1_000_000, float("inf")]
 
 
-def by_matched(ratios: list[float], matched: list[float]) -> str:
+def by_matched(ratios: list[float], matched: list[float]) -> list[dict[str, object]]:
     """The distributed/local ratio's median per bin of entries matched: what distributed planning
     ships from the executors to the driver, and what local planning never serialises."""
     cells = pd.DataFrame({"ratio": ratios, "matched": matched}).dropna()
     if cells.empty:
-        return "- `distributed` against `local` by entries matched: no cell has both."
+        return []
     cells["bin"] = pd.cut(cells["matched"], MATCHED_BINS, right=False)
-    parts = []
-    for interval, part in cells.groupby("bin", observed=True):
-        upper = " and more" if interval.right == float("inf") else f" to {num(interval.right - 1)}"
-        parts.append(
-            f"{num(interval.left)}{upper}: median {ratio(part['ratio'].median())} "
-            f"({len(part)} cells, faster in {int((part['ratio'] < 1).sum())})"
-        )
-    return "- `distributed` against `local` by entries matched: " + "; ".join(parts) + "."
+    return [
+        {
+            "low": interval.left,
+            "high": None if interval.right == float("inf") else interval.right - 1,
+            "median": part["ratio"].median(),
+            "cells": len(part),
+            "faster": int((part["ratio"] < 1).sum()),
+        }
+        for interval, part in cells.groupby("bin", observed=True)
+    ]
 
 
 def cells_errors(measurements: pd.DataFrame) -> str:
@@ -282,7 +274,7 @@ def anchors_table(results: Path) -> str:
             )
     head = ["anchor", "published", "icelab cell (count_window, every window measured)", "icelab planning"]
     chart = f"../results/reference/charts/{EXPERIMENT}/planning_vs_files.png"
-    return f"From {provenance(run)}.\n\n" + table(head, rows) + f"\n![planning vs data files]({chart})\n"
+    return render("metadata/anchors.md.j2", provenance=provenance(run), table=table(head, rows), chart=chart)
 
 
 def _holdout(results: Path) -> planning_model.Holdout:
@@ -294,11 +286,8 @@ def _holdout(results: Path) -> planning_model.Holdout:
 def fit_block(results: Path) -> str:
     """Coefficients with 95% intervals of the fit on the states up to 1M files."""
     run, held = _run(results), _holdout(results)
-    return (
-        f"Fitted on {provenance(run)}, states up to {num(held.limit)} data files.\n\n```\n"
-        + costmodel.coefficient_report(held.fits)
-        + "\n```\n"
-    )
+    report = costmodel.coefficient_report(held.fits)
+    return render("metadata/fit.md.j2", provenance=provenance(run), limit=held.limit, report=report)
 
 
 def holdout_block(results: Path) -> str:
@@ -312,12 +301,7 @@ def holdout_block(results: Path) -> str:
         for r in summary.itertuples()
     ]
     head = ["format", "mode", "layout", "cells", "median abs. error", "max abs. error"]
-    return (
-        "```\n"
-        + text
-        + "\n```\n\nThe medium real-data reference runs, predicted from their own scan metrics "
-        "(every query, window and repetition cell of both runs):\n\n" + table(head, rows)
-    )
+    return render("metadata/holdout.md.j2", report=text, table=table(head, rows))
 
 
 def repeat_block(results: Path) -> str:
@@ -341,11 +325,7 @@ def repeat_block(results: Path) -> str:
         for r in summary.itertuples()
     ]
     head = ["format", "mode", "dataset", "layout", "cells", "runs", "median spread", "max spread"]
-    named = ", ".join(f"`{r.experiment}/{r.run_id}`" for r in runs)
-    return (
-        f"From {len(runs)} complete runs: {named}. Spread: the slowest run's median planning of a cell "
-        "over the fastest run's, less one.\n\n" + table(head, rows)
-    )
+    return render("metadata/repeat.md.j2", runs=runs, table=table(head, rows))
 
 
 def _utc(run: Run, key: str) -> dt.datetime:
@@ -416,26 +396,32 @@ def sitting_block(results: Path) -> str:
         for r in planning_model.error_summary(ref).itertuples()
     ]
     head = ["format", "mode", "layout", "cells", "median abs. error", "max abs. error"]
-    spans = ", then ".join(
-        f"`{r.experiment}` {provenance(r)} ({_measured_on(r)}, {_aqe(r)}, "
-        f"{_utc(r, 'started_utc'):%Y-%m-%d %H:%M} to {_utc(r, 'finished_utc'):%H:%M} UTC)"
+    runs = [
+        {
+            "experiment": r.experiment,
+            "provenance": provenance(r),
+            "measured_on": _measured_on(r),
+            "aqe": _aqe(r),
+            "start": f"{_utc(r, 'started_utc'):%Y-%m-%d %H:%M}",
+            "end": f"{_utc(r, 'finished_utc'):%H:%M}",
+        }
         for r in _by_start([fit, *refs])
-    )
-    under = int((ref["rel_error"] < 0).sum())
-    within = int((ref["rel_error"].abs() <= BAR).sum())
+    ]
     spread = planning_model.spread_summary(planning_model.repeat_spread(frames))
     same = [
         [r.format, r.mode, r.layout, r.cells, pct(r.median_spread, 1), pct(r.max_spread, 1)]
         for r in spread.itertuples()
     ]
-    return (
-        f"Measured back to back: {spans}. Fitted on the states up to {num(held.limit)} data files of "
-        f"the first; every cell of the medium runs predicted from its own scan metrics against its "
-        "measured planning: "
-        f"{within} of {len(ref)} cells within {pct(BAR)} of it, {under} predicted below it.\n\n"
-        + table(head, rows)
-        + "\nThe cells both medium runs of the sitting measured (the same work), how far apart:\n\n"
-        + table(["format", "mode", "layout", "cells", "median spread", "max spread"], same)
+    return render(
+        "metadata/sitting.md.j2",
+        runs=runs,
+        limit=held.limit,
+        within=int((ref["rel_error"].abs() <= BAR).sum()),
+        cells=len(ref),
+        bar=BAR,
+        under=int((ref["rel_error"] < 0).sum()),
+        errors=table(head, rows),
+        spread=table(["format", "mode", "layout", "cells", "median spread", "max spread"], same),
     )
 
 
@@ -443,16 +429,10 @@ def example_block(results: Path) -> str:
     """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run."""
     run = _run(results)
     out = io.StringIO()
-    args = costmodel.parser().parse_args(
-        ["--files", "5e6", "--days", "365", "--windows", "1d,30d", "--results", str(run.path)]
-    )
-    costmodel.run(args, out=out)
+    shown = ["--files", "5e6", "--days", "365", "--windows", "1d,30d"]
+    costmodel.run(costmodel.parser().parse_args([*shown, "--results", str(run.path)]), out=out)
     text = out.getvalue().replace(str(run.path), f"results/reference/{EXPERIMENT}/{run.run_id}")
-    return (
-        "```\n$ python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d\n"
-        + text.rstrip()
-        + "\n```\n"
-    )
+    return render("metadata/example.md.j2", args=shown, output=text.rstrip())
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {

@@ -12,7 +12,7 @@ checked against the data here: a result that no longer supports a verdict stops 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +21,9 @@ from icelab.analysis import stats
 from icelab.analysis.stored_run import stored
 from icelab.bench.answers import verdict
 from icelab.core.runs import Run
-from icelab.tools.docs.fmt import num, pct, provenance, ratio, reference_run, run_minutes, table
+from icelab.core.units import days, num, pct, ratio, size
+from icelab.tools.docs.markdown import render, table
+from icelab.tools.docs.sources import provenance, reference_run, run_minutes
 
 # A median whose IQR exceeds this share of it shows that share beside it in the tables.
 WIDE_IQR = 0.10
@@ -105,43 +107,10 @@ def median_cell(row: pd.Series) -> str:
     return num(row["planning_ms_median"]) + ("" if share is None else f" ({pct(share)})")
 
 
-def mb(nbytes: float) -> str:
-    """Bytes as decimal megabytes: `25.5`."""
-    return num(nbytes / 1e6, 1)
-
-
-def spread(values: Iterable[float], digits: int = 0, unit: str = " ms") -> str:
-    """`24 to 30 ms`, or `24 ms` when both ends round alike."""
-    values = list(values)
-    low, high = num(min(values), digits), num(max(values), digits)
-    return f"{low}{unit}" if low == high else f"{low} to {high}{unit}"
-
-
-def times(value: float) -> str:
-    """A ratio to three significant digits: `1.04x`, `47.3x`, `133x`."""
-    return ratio(value, 2 if value < 10 else 1 if value < 100 else 0)
-
-
-def days(value: float) -> str:
-    """A number of days to two significant digits: `45 days`, `3.7 days`, `1 day`."""
-    text = f"{value:.0f}" if value >= 9.95 else f"{value:.1f}".removesuffix(".0")
-    return f"{text} day" + ("" if text == "1" else "s")
-
-
-def signed(value: float) -> str:
-    """`+5`, `-103`."""
-    return f"{value:+,.0f}"
-
-
 def machine(run: Run) -> str:
     """`2 cores, 23.5 GiB` from env.json."""
     m = run.env().get("machine") or {}
     return f"{m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB"
-
-
-def duration(run: Run) -> str:
-    """The run's duration from run.json's start and finish: `24.7 min`."""
-    return f"{run_minutes(run):.1f} min"
 
 
 def rounds(run: Run) -> str:
@@ -225,7 +194,7 @@ def profiles_table(results: Path) -> str:
         if variant == PARQUET:
             continue
         state, name = table_state(run, variant), profile(variant)
-        manifests = f"{state['manifests']} ({mb(state['manifest_bytes'])} MB)"
+        manifests = f"{state['manifests']} ({size(state['manifest_bytes'])})"
         if variant == AS_INGESTED:
             if state["manifests"] == config["commits"]:
                 manifests += ", one per commit"
@@ -245,22 +214,19 @@ def profiles_table(results: Path) -> str:
             spans = "-"
         note = " (the study's target)" if variant == STUDY_TARGET else ""
         rows.append([f"`{name}`{note}", manifests, spans])
-    head = (
-        f"At medium ({provenance(run)}: manifests and their bytes from its `run.json`; how the "
-        f"as-ingested manifests span the days from the `manifest_health` report). Days per rewritten "
-        f"manifest: the {config['span_days']} day partitions over its manifests.\n\n"
+    return render(
+        "planning/profiles.md.j2",
+        provenance=provenance(run),
+        span_days=config["span_days"],
+        table=table(["profile", "manifests at medium (MB)", "days per manifest"], rows),
     )
-    return head + table(["profile", "manifests at medium (MB)", "days per manifest"], rows)
 
 
 def windows_sentence(results: Path) -> str:
     """The windows both planning runs measure, from their config."""
     eight, sweep = reference_run(results, "manifest_8mb"), reference_run(results, "manifest_sweep")
     require(windows(eight) == windows(sweep), "both planning runs measure the same windows")
-    return (
-        f"**Windows and queries.** Windows of {', '.join(windows(eight))} (`experiment.windows` of both "
-        f"reference runs) end at the end of the data (`experiment.end`, default the dataset's end).\n"
-    )
+    return render("planning/windows.md.j2", windows=windows(eight))
 
 
 def _scanned(row_narrow: pd.Series, row_wide: pd.Series) -> str:
@@ -288,18 +254,19 @@ def eight_mb_table(results: Path) -> str:
             cells = [median_cell(cell(frame, query, variant, w)) for w in wins]
             scanned = _scanned(cell(frame, query, variant, narrow), cell(frame, query, variant, wide))
             rows.append(
-                [name, *cells, f"**{times(grown.loc[(query, variant), 'planning_ratio'])}**", scanned]
+                [name, *cells, f"**{ratio(grown.loc[(query, variant), 'planning_ratio'], None)}**", scanned]
             )
-    n = int(frame["planning_ms_n"].min())
-    head = (
-        f"On {machine(run)} ({provenance(run)}): {rounds(run)}; median planning ms of the {n} measured "
-        f"rounds. A cell whose IQR exceeds {pct(WIDE_IQR)} of its median shows that share beside it "
-        f"(an IQR of {n} values is rough; above the run's `unstable_iqr` of "
-        f'{pct(run.config()["protocol"]["unstable_iqr"])} the experiment flags the median "may be '
-        f'unstable").\n\n'
-    )
     header = ["variant", *wins, f"{wide} / {narrow}", f"scanned ({narrow}; {wide})"]
-    return head + table(header, rows)
+    return render(
+        "planning/eight_mb.md.j2",
+        machine=machine(run),
+        provenance=provenance(run),
+        rounds=rounds(run),
+        n=int(frame["planning_ms_n"].min()),
+        wide_iqr=WIDE_IQR,
+        unstable_iqr=run.config()["protocol"]["unstable_iqr"],
+        table=table(header, rows),
+    )
 
 
 def clocks(results: Path) -> str:
@@ -325,36 +292,36 @@ def clocks(results: Path) -> str:
         for w in wins
     ]
     require(min(gaps) > 0, "the harness's planning is above Iceberg's own clock in every cell")
-    return (
-        f"Iceberg's own `totalPlanningDuration` beside the harness's `planning_ms`, `{QUERY}`, medians "
-        f"in ms (harness / Iceberg):\n\n"
-        + table(["variant", *wins], rows)
-        + f"\nThe same trend, with the harness {spread(gaps)} above: Spark's analysis, optimization and "
-        f"physical planning, which Iceberg's clock does not see (`iceberg_vs_harness_planning.png`).\n"
-    )
+    return render("planning/clocks.md.j2", query=QUERY, table=table(["variant", *wins], rows), gaps=gaps)
 
 
 def execution(results: Path) -> str:
     """manifest_8mb: the widest window's execution, and the harness's overhead (overhead.csv)."""
     run = reference_run(results, "manifest_8mb")
     frame, (wide, _) = summary(run), wide_narrow(run)
-    variants = variant_order(run)
-    runs = [
-        f"{num(median(frame, QUERY, v, wide, 'execution_ms') / 1e3, 1)} s {on}{plain(run, v)}"
-        for v, on in ((v, "on " if v == PARQUET else "") for v in variants)
-    ]
-    n = int(frame["execution_ms_n"].min())
     overhead = stored(run).table("overhead.csv")
     protocol = run.config()["protocol"]
     by = overhead.groupby("variant")
     cost, base = by["overhead_ms"].median(), by["plain_ms"].median()
-    parts = [f"{signed(cost[v])} ms on {num(base[v])} ms ({plain(run, v)})" for v in variants]
-    return (
-        f"Execution, for scale: the {wide} `{QUERY}` executes in {', '.join(runs[:-1])} and {runs[-1]} "
-        f"(median of {n}). The harness's own cost, measured against a plain `collect()` of the same "
-        f"{protocol['overhead_window']} query ({protocol['overhead_pairs']} pairs per variant and query, "
-        f"`overhead.csv`), median of the pairs per variant: {', '.join(parts)}, against a pair-to-pair "
-        f"spread of {signed(overhead['overhead_ms'].min())} to {signed(overhead['overhead_ms'].max())} ms.\n"
+    variants = [
+        {
+            "name": plain(run, v),
+            "parquet": v == PARQUET,
+            "seconds": median(frame, QUERY, v, wide, "execution_ms") / 1e3,
+            "overhead": cost[v],
+            "plain_ms": base[v],
+        }
+        for v in variant_order(run)
+    ]
+    return render(
+        "planning/execution.md.j2",
+        wide=wide,
+        query=QUERY,
+        variants=variants,
+        n=int(frame["execution_ms_n"].min()),
+        overhead_window=protocol["overhead_window"],
+        overhead_pairs=protocol["overhead_pairs"],
+        pairs={"min": overhead["overhead_ms"].min(), "max": overhead["overhead_ms"].max()},
     )
 
 
@@ -370,21 +337,15 @@ def sweep_table(results: Path) -> str:
         per = {w: cell(frame, QUERY, variant, w) for w in wins}
         g = grown.loc[(QUERY, variant)]
         if variant == PARQUET:
-            size = f"({num(per[wide]['partitions_scanned'])} partitions)"
+            layout = f"({num(per[wide]['partitions_scanned'])} partitions)"
             reads = " / ".join(num(per[w]["partitions_scanned"]) for w in picks) + " partitions listed"
-            grow = f"**{times(g['planning_ratio'])}**"
+            grow = f"**{ratio(g['planning_ratio'], None)}**"
         else:
             state = table_state(run, variant)
-            size = f"{state['manifests']} ({mb(state['manifest_bytes'])})"
+            layout = f"{state['manifests']} ({size(state['manifest_bytes'], label=False)})"
             reads = " / ".join(num(per[w]["manifests_scanned"]) for w in picks)
-            grow = f"**{times(g['planning_ratio'])}** ({times(g['iceberg_planning_ratio'])})"
-        rows.append([profile(variant), size, *(median_cell(per[w]) for w in wins), grow, reads])
-    n = int(frame["planning_ms_n"].min())
-    head = (
-        f"From {provenance(run)}, {duration(run)}; {rounds(run)}. `{QUERY}`, median planning ms of the {n} "
-        f"measured rounds (a cell whose IQR exceeds {pct(WIDE_IQR)} of its median shows that share); "
-        f"the Iceberg clock is its ScanReport's `totalPlanningDuration`:\n\n"
-    )
+            grow = f"**{ratio(g['planning_ratio'], None)}** ({ratio(g['iceberg_planning_ratio'], None)})"
+        rows.append([profile(variant), layout, *(median_cell(per[w]) for w in wins), grow, reads])
     header = [
         "variant",
         "manifests (MB)",
@@ -392,7 +353,16 @@ def sweep_table(results: Path) -> str:
         f"{wide} / {narrow} (Iceberg clock)",
         f"manifests scanned {' / '.join(picks)}",
     ]
-    return head + table(header, rows)
+    return render(
+        "planning/sweep.md.j2",
+        provenance=provenance(run),
+        minutes=run_minutes(run),
+        rounds=rounds(run),
+        query=QUERY,
+        n=int(frame["planning_ms_n"].min()),
+        wide_iqr=WIDE_IQR,
+        table=table(header, rows),
+    )
 
 
 def sweep_notes(results: Path) -> str:
@@ -400,9 +370,6 @@ def sweep_notes(results: Path) -> str:
     run = reference_run(results, "manifest_sweep")
     frame, wins = summary(run), windows(run)
     grown = growth(run, frame)
-    nested = ", ".join(
-        f"{short(v)} {times(grown.loc[(NESTED, v), 'planning_ratio'])}" for v in variant_order(run)
-    )
     measured = stored(run).measurements()
     counted = measured[measured["status"] == "ok"]
     per_case = counted.groupby(["query_id", "variant", "window"], dropna=False)["manifests_scanned"]
@@ -411,26 +378,29 @@ def sweep_notes(results: Path) -> str:
     by_query = iceberg.pivot_table(
         index=["variant", "window"], columns="query_id", values="manifests_scanned", aggfunc="first"
     )
-    same = bool(by_query.nunique(axis=1).le(1).all())
-    queries = run.config()["experiment"]["queries"]
-    examples = []
-    for variant in aligned(run):
-        counts = " / ".join(num(cell(frame, QUERY, variant, w)["manifests_scanned"]) for w in wins)
-        examples.append(
-            f"`{profile(variant)}` ({table_state(run, variant)['manifests']} manifests, "
-            f"{days(days_per_manifest(run, variant))} each) reads {counts}"
-        )
     ingested = iceberg[iceberg["variant"] == AS_INGESTED]
-    all_read = bool((ingested["manifests_scanned"] == ingested["manifests_total"]).all())
-    total = table_state(run, AS_INGESTED)["manifests"]
-    return (
-        f"`{NESTED}` gives the same picture ({wide_narrow(run)[0]} / {wide_narrow(run)[1]}: {nested}; "
-        f"`summary.csv` in the run). The manifest counts are deterministic (one value per case over "
-        f"every round, warm-up included)"
-        + (f" and the same for all {len(queries)} queries" if same else "")
-        + f". Over the windows {', '.join(wins)}: {'; '.join(examples)}; as ingested, "
-        + (f"{total} of {total} for every window and query" if all_read else "fewer for some window")
-        + ".\n"
+    return render(
+        "planning/sweep_notes.md.j2",
+        nested=NESTED,
+        wide=wide_narrow(run)[0],
+        narrow=wide_narrow(run)[1],
+        growth=[
+            {"name": short(v), "ratio": grown.loc[(NESTED, v), "planning_ratio"]} for v in variant_order(run)
+        ],
+        same=bool(by_query.nunique(axis=1).le(1).all()),
+        queries=len(run.config()["experiment"]["queries"]),
+        windows=wins,
+        examples=[
+            {
+                "profile": profile(v),
+                "manifests": table_state(run, v)["manifests"],
+                "days": days_per_manifest(run, v),
+                "counts": [cell(frame, QUERY, v, w)["manifests_scanned"] for w in wins],
+            }
+            for v in aligned(run)
+        ],
+        all_read=bool((ingested["manifests_scanned"] == ingested["manifests_total"]).all()),
+        total=table_state(run, AS_INGESTED)["manifests"],
     )
 
 
@@ -457,43 +427,43 @@ def pushdown(results: Path) -> str:
     parquet_ms = [float(r["planning_ms_median"]) for r in parquet_rows]
     parts = {int(r["partitions_scanned"]) for r in parquet_rows}
     require(len(parts) == 1, f"Parquet lists the same partitions for every `{HIDDEN}` window")
-    total = table_state(run, AS_INGESTED)["manifests"]
-    slow_text = f"{num(min(slow))} ms to {num(max(slow) / 1e3, 1)} s"
-    scanned_text = (
-        f"; the {', '.join(scanned)} window{'s are' if len(scanned) > 1 else ' is'} not day-aligned and "
-        f"{'are' if len(scanned) > 1 else 'is'} scanned"
-        if scanned
-        else ""
-    )
-    return (
-        f"Aggregate push-down: on `{QUERY}` it never applies (a scan in every window), because the "
-        f"`date` predicate is on a data column of the Iceberg table, which metadata cannot decide. On "
-        f"`{HIDDEN}` Iceberg answers the {', '.join(answered)} windows from manifests: "
-        f"`scan_nodes` 0, execution {spread(fast)} instead of {slow_text} as ingested, but planning "
-        f"stays at {spread(planning)}, because the answer still needs all {total} manifests"
-        f"{scanned_text}. On that query Parquet, which can prune only on `date`, lists all "
-        f"{parts.pop()} partitions for every window ({spread(parquet_ms)}).\n"
+    return render(
+        "planning/pushdown.md.j2",
+        query=QUERY,
+        hidden=HIDDEN,
+        answered=answered,
+        scanned=scanned,
+        fast=fast,
+        slow=slow,
+        planning=planning,
+        total=table_state(run, AS_INGESTED)["manifests"],
+        partitions=parts.pop(),
+        parquet=parquet_ms,
     )
 
 
 def claims(results: Path) -> str:
     """The claims section: each typed verdict with the figures behind it, checked against them."""
     eight, sweep = reference_run(results, "manifest_8mb"), reference_run(results, "manifest_sweep")
-    return "\n".join(
-        [
-            _parquet_linear(eight, sweep),
-            _iceberg_constant(sweep),
-            _larger_manifests(sweep, health_report(results)),
-            _iceberg_faster(eight, sweep),
-            _two_clocks(sweep),
-        ]
+    wide, narrow = wide_narrow(sweep)
+    return render(
+        "planning/claims.md.j2",
+        query=QUERY,
+        nested=NESTED,
+        wide=wide,
+        narrow=narrow,
+        parquet_linear=_parquet_linear(eight, sweep),
+        iceberg_constant=_iceberg_constant(sweep),
+        larger=_larger_manifests(sweep, health_report(results)),
+        iceberg_faster=_iceberg_faster(sweep),
+        two_clocks=_two_clocks(sweep),
     )
 
 
-def _parquet_linear(eight: Run, sweep: Run) -> str:
-    frame, f_sweep = summary(eight), summary(sweep)
+def _parquet_linear(eight: Run, sweep: Run) -> dict[str, object]:
+    frame = summary(eight)
     wide, narrow = wide_narrow(eight)
-    grown, g_sweep = growth(eight, frame), growth(sweep, f_sweep)
+    grown, g_sweep = growth(eight, frame), growth(sweep, summary(sweep))
     rows = [cell(frame, QUERY, PARQUET, w) for w in windows(eight)]
     points = sorted((float(r["partitions_scanned"]), float(r["planning_ms_median"])) for r in rows)
     threshold = int(
@@ -503,41 +473,46 @@ def _parquet_linear(eight: Run, sweep: Run) -> str:
     above = [p for p in points if p[0] > threshold]
     require(len(below) >= 2 and len(above) >= 2, "windows on both sides of the parallel-listing threshold")
 
-    def slope(pts: list[tuple[float, float]]) -> float:
+    def slope(pts: list[tuple[float, float]]) -> dict[str, float]:
         (x0, y0), (x1, y1) = pts[0], pts[-1]
-        return (y1 - y0) / (x1 - x0)
+        return {"slope": (y1 - y0) / (x1 - x0), "first": x0, "last": x1}
 
-    def between(pts: list[tuple[float, float]]) -> str:
-        return f"from {pts[0][0]:.0f} to {pts[-1][0]:.0f}"
-
-    require(abs(slope(above) / slope(below) - 1) < 0.25, "parallel listing changes the slope little")
-
+    require(
+        abs(slope(above)["slope"] / slope(below)["slope"] - 1) < 0.25,
+        "parallel listing changes the slope little",
+    )
     ratios = {q: grown.loc[(q, PARQUET), "planning_ratio"] for q in eight.config()["experiment"]["queries"]}
     require(min(ratios.values()) > 10, "Parquet planning grows with the window")
-    lo, hi = cell(frame, QUERY, PARQUET, narrow), cell(frame, QUERY, PARQUET, wide)
-    return (
-        f"- **Parquet planning grows about linearly with the window: reproduces.** "
-        f"{num(lo['planning_ms_median'])} ms at {narrow} to {num(hi['planning_ms_median'])} ms at {wide} "
-        f"({times(ratios[QUERY])}; `{NESTED}` {times(ratios[NESTED])}; in the sweep "
-        f"{times(g_sweep.loc[(QUERY, PARQUET), 'planning_ratio'])} and "
-        f"{times(g_sweep.loc[(NESTED, PARQUET), 'planning_ratio'])}), with the partitions listed going "
-        f"{num(lo['partitions_scanned'])} to {num(hi['partitions_scanned'])} and the files "
-        f"{num(lo['files_scanned'])} to {num(hi['files_scanned'])}. Above {threshold} partitions (the run's "
-        f"`spark.sql.sources.parallelPartitionDiscovery.threshold`, pinned at Spark's default) Spark lists "
-        f"through a parallel job, which changes the slope little on local disk: {slope(below):.1f} ms per "
-        f"partition listed {between(below)} partitions, {slope(above):.1f} ms {between(above)}."
-    )
+
+    def at(window: str) -> dict[str, object]:
+        row = cell(frame, QUERY, PARQUET, window)
+        return {
+            "window": window,
+            "ms": row["planning_ms_median"],
+            "partitions": row["partitions_scanned"],
+            "files": row["files_scanned"],
+        }
+
+    return {
+        "narrow": at(narrow),
+        "wide": at(wide),
+        "growth": ratios[QUERY],
+        "nested_growth": ratios[NESTED],
+        "sweep_growth": g_sweep.loc[(QUERY, PARQUET), "planning_ratio"],
+        "sweep_nested_growth": g_sweep.loc[(NESTED, PARQUET), "planning_ratio"],
+        "threshold": threshold,
+        "below": slope(below),
+        "above": slope(above),
+    }
 
 
-def _iceberg_constant(sweep: Run) -> str:
+def _iceberg_constant(sweep: Run) -> dict[str, object]:
     frame, (wide, narrow) = summary(sweep), wide_narrow(sweep)
     grown = growth(sweep, frame)
     good = aligned(sweep)
     require(bool(good), "some rewritten profile is aligned with the partitions")
-    spans = [days_per_manifest(sweep, v) for v in good]
     growths = [grown.loc[(QUERY, v), "planning_ratio"] for v in good]
     flat = [v for v in variant_order(sweep) if v != PARQUET and reads_all(frame, QUERY, v)]
-    flat_ms = [median(frame, QUERY, v, w) for v in flat for w in windows(sweep)]
     narrow_ms = [median(frame, QUERY, v, narrow) for v in good]
     wide_ms = [median(frame, QUERY, v, wide) for v in good]
     parquet_wide = median(frame, QUERY, PARQUET, wide)
@@ -555,27 +530,24 @@ def _iceberg_constant(sweep: Run) -> str:
         ]
         if full:
             ms = median(frame, QUERY, v, full[0], "iceberg_planning_ms")
-            state = table_state(sweep, v)
-            per_mb.append((ms / (state["manifest_bytes"] / 1e6), f"{short(v)} {{:.1f}} at {full[0]}"))
-    return (
-        f"- **Iceberg planning near-constant once manifests align with partitions: does not reproduce "
-        f"as stated.** With aligned manifests ({', '.join(f'`{profile(v)}`' for v in good)}, "
-        f"{spread(spans, 1, ' days')} each), Iceberg planning grows with the window too "
-        f"({spread(growths, 1, 'x')} from {narrow} to {wide}), because every extra day adds a manifest "
-        f"that partition-summary pruning must keep and read. It is near-constant only where every window "
-        f"reads every manifest ({', '.join(short(v) for v in flat)}), at {spread(flat_ms)}. What holds is "
-        f"the study's ordering: aligned manifests make narrow windows cheap ({spread(narrow_ms)} at "
-        f"{narrow}, against {num(ingested_narrow)} ms as ingested) and keep the widest window below "
-        f"Parquet ({spread(wide_ms)} against {num(parquet_wide)}). The scan metrics explain it: "
-        f"Iceberg's own clock follows the manifest bytes a window keeps more than their number, "
-        f"{spread((p for p, _ in per_mb), 1, ' ms per MB of manifests')} at the narrowest window that "
-        f"reads them all (" + ", ".join(text.format(p) for p, text in per_mb) + ")."
-    )
+            mb = table_state(sweep, v)["manifest_bytes"] / 1e6
+            per_mb.append({"name": short(v), "ms": ms / mb, "window": full[0]})
+    return {
+        "aligned": [profile(v) for v in good],
+        "days": [days_per_manifest(sweep, v) for v in good],
+        "growth": growths,
+        "flat": [short(v) for v in flat],
+        "flat_ms": [median(frame, QUERY, v, w) for v in flat for w in windows(sweep)],
+        "narrow_ms": narrow_ms,
+        "wide_ms": wide_ms,
+        "ingested_narrow": ingested_narrow,
+        "parquet_wide": parquet_wide,
+        "per_mb": per_mb,
+    }
 
 
-def _larger_manifests(sweep: Run, health: dict[str, dict]) -> str:
+def _larger_manifests(sweep: Run, health: dict[str, dict]) -> dict[str, object]:
     frame, (_, narrow) = summary(sweep), wide_narrow(sweep)
-    ingested, target = table_state(sweep, AS_INGESTED), table_state(sweep, STUDY_TARGET)
     largest = min(
         (v for v in variant_order(sweep) if profile(v).startswith("rewrite_")),
         key=lambda v: table_state(sweep, v)["manifests"],
@@ -584,25 +556,21 @@ def _larger_manifests(sweep: Run, health: dict[str, dict]) -> str:
     require(ms[STUDY_TARGET] < ms[AS_INGESTED], "8 MB manifests plan faster than the as-ingested ones")
     require(ms[largest] > ms[STUDY_TARGET], "one manifest for everything plans slower than 8 MB ones")
     span = health[profile(AS_INGESTED)]
-    spans = (
-        f"each spanning all {span['day_partitions']} days"
-        if span["stats"]["span"]["min"] == 1.0
-        else f"median span {pct(span['stats']['span']['median'])} of the days"
-    )
-    count = table_state(sweep, largest)["manifests"]
-    return (
-        f"- **Planning improves as manifests get larger: partly.** From the as-ingested layout "
-        f"({ingested['manifests']} small manifests, {spans}) to `{profile(STUDY_TARGET)}` "
-        f"({target['manifests']} manifests of "
-        f"{days(days_per_manifest(sweep, STUDY_TARGET))}), planning drops from {num(ms[AS_INGESTED])} to "
-        f"{num(ms[STUDY_TARGET])} ms at {narrow}. Going larger still makes it worse: `{profile(largest)}` "
-        f"({count} manifest{'' if count == 1 else 's'}) costs {num(ms[largest])} ms, because it must be "
-        f"read whole for any window. What decides is how many manifest bytes survive pruning for the "
-        f"window, which larger manifests reduce only while they stay aligned with the partitions."
-    )
+    return {
+        "ingested": table_state(sweep, AS_INGESTED)["manifests"],
+        "span": {**span["stats"]["span"], "days": span["day_partitions"]},
+        "target": profile(STUDY_TARGET),
+        "target_manifests": table_state(sweep, STUDY_TARGET)["manifests"],
+        "target_days": days_per_manifest(sweep, STUDY_TARGET),
+        "ingested_ms": ms[AS_INGESTED],
+        "target_ms": ms[STUDY_TARGET],
+        "largest": profile(largest),
+        "largest_manifests": table_state(sweep, largest)["manifests"],
+        "largest_ms": ms[largest],
+    }
 
 
-def _iceberg_faster(eight: Run, sweep: Run) -> str:
+def _iceberg_faster(sweep: Run) -> dict[str, object]:
     frame, wins, (wide, narrow) = summary(sweep), windows(sweep), wide_narrow(sweep)
     parquet = median(frame, QUERY, PARQUET, narrow)
     iceberg = [v for v in variant_order(sweep) if v != PARQUET]
@@ -616,32 +584,26 @@ def _iceberg_faster(eight: Run, sweep: Run) -> str:
     )
     files = cell(frame, QUERY, PARQUET, narrow)
 
-    def crossover(variant: str) -> str:
+    def crossover(variant: str, layout: str) -> dict[str, object]:
         behind = [median(frame, QUERY, PARQUET, w) > median(frame, QUERY, variant, w) for w in wins]
         first = behind.index(True)
         require(all(behind[first:]), f"Parquet stays behind {variant} once behind")
-        return f"between {wins[first - 1]} and {wins[first]}" if first else f"from {wins[first]}"
+        return {"before": wins[first - 1] if first else None, "at": wins[first], "layout": layout}
 
-    faster_text = (
-        f"every Iceberg layout except {', '.join(f'`{profile(v)}`' for v in faster)} "
-        f"({spread(median(frame, QUERY, v, narrow) for v in faster)})"
-        if faster
-        else "every Iceberg layout"
-    )
-    return (
-        f"- **Iceberg plans faster than Parquet: only for wide windows here.** At {narrow} in the sweep, "
-        f"Parquet ({num(parquet)} ms) beats {faster_text}, because listing "
-        f"{num(files['partitions_scanned'])} local directory of {num(files['files_scanned'])} files costs "
-        f"almost nothing, while Iceberg, with its caches off, reads `metadata.json`, the manifest list "
-        f"and the manifests for every query. On HDFS or an object store each listing is a remote call "
-        f"and Parquet's line moves up; the same experiment with `paths.data_dir=s3a://...` on a cluster "
-        f"measures that. Where Parquet falls behind here: {crossover(STUDY_TARGET)} against "
-        f"`{profile(STUDY_TARGET)}`, "
-        f"{crossover(AS_INGESTED)} against the as-ingested layout."
-    )
+    return {
+        "parquet_ms": parquet,
+        "faster": [profile(v) for v in faster],
+        "faster_ms": [median(frame, QUERY, v, narrow) for v in faster],
+        "partitions": files["partitions_scanned"],
+        "files": files["files_scanned"],
+        "crossovers": [
+            crossover(STUDY_TARGET, f"`{profile(STUDY_TARGET)}`"),
+            crossover(AS_INGESTED, "the as-ingested layout"),
+        ],
+    }
 
 
-def _two_clocks(sweep: Run) -> str:
+def _two_clocks(sweep: Run) -> dict[str, object]:
     frame, (wide, narrow) = summary(sweep), wide_narrow(sweep)
     grown = growth(sweep, frame)
     iceberg = frame[(frame["query_id"] == QUERY) & (frame["format"] == "iceberg")]
@@ -650,26 +612,24 @@ def _two_clocks(sweep: Run) -> str:
     finest = max(aligned(sweep), key=lambda v: table_state(sweep, v)["manifests"])
     g = grown.loc[(QUERY, finest)]
     require(g["planning_ratio"] < g["iceberg_planning_ratio"], "the harness's ratio is below Iceberg's own")
-    return (
-        f"- **Two clocks agree.** The harness's `planning_ms` is Iceberg's `totalPlanningDuration` plus "
-        f"{spread(gaps)} of Spark analysis, optimization and physical planning (`{QUERY}`, every profile "
-        f"and window of the sweep), with the same trend in every profile "
-        f"(`iceberg_vs_harness_planning.png`). The Spark part is why the harness's ratio "
-        f"({times(g['planning_ratio'])} at `{profile(finest)}`) is smaller than Iceberg's own "
-        f"({times(g['iceberg_planning_ratio'])} from {num(g[f'iceberg_planning_ms_median_{narrow}'])} ms "
-        f"to {num(g[f'iceberg_planning_ms_median_{wide}'])} ms).\n"
-    )
+    return {
+        "gaps": gaps,
+        "growth": g["planning_ratio"],
+        "profile": profile(finest),
+        "iceberg_growth": g["iceberg_planning_ratio"],
+        "narrow_ms": g[f"iceberg_planning_ms_median_{narrow}"],
+        "wide_ms": g[f"iceberg_planning_ms_median_{wide}"],
+    }
 
 
 def commits(results: Path) -> str:
     """Which commit each planning run comes from, and whether its tree was clean (env.json)."""
-    parts = []
+    runs = []
     for experiment in ("manifest_8mb", "manifest_sweep"):
         run = reference_run(results, experiment)
         sha, dirty = commit_of(run)
-        tree = "with uncommitted changes (`env.json`: dirty)" if dirty else "with a clean tree"
-        parts.append(f"the `{experiment}` run (`{run.run_id}`) from commit {sha} {tree}")
-    return "Provenance: " + "; ".join(parts) + ".\n"
+        runs.append({"experiment": experiment, "id": run.run_id, "commit": sha, "dirty": dirty})
+    return render("planning/commits.md.j2", runs=runs)
 
 
 # --- docs/protocol.md ----------------------------------------------------------------------------
@@ -679,27 +639,27 @@ def protocol_medium(results: Path) -> str:
     """The reference planning run's protocol and what one wide execution costs against planning."""
     run = reference_run(results, "manifest_8mb")
     frame, (wide, _) = summary(run), wide_narrow(run)
-    p = run.config()["protocol"]
     widest = frame[frame["window"] == wide]
-    seconds = widest["execution_ms_median"] / 1e3
-    slowest = num(frame["planning_ms_median"].max())
-    return (
-        f"At medium, the reference planning run ({provenance(run)}, on {machine(run)}) used `warmups` "
-        f"{p['warmups']}, `repetitions` {p['repetitions']}, `executions` {p['executions']} and "
-        f"`unstable_iqr` {p['unstable_iqr']}: one {wide} execution reads up to "
-        f"{num(widest['files_scanned'].max())} files ({spread(seconds, 1, ' s')}, median per query and "
-        f"variant), while the slowest planning median of any case is {slowest} ms.\n"
+    return render(
+        "planning/protocol_medium.md.j2",
+        provenance=provenance(run),
+        machine=machine(run),
+        p=run.config()["protocol"],
+        wide=wide,
+        files=widest["files_scanned"].max(),
+        seconds=widest["execution_ms_median"] / 1e3,
+        slowest=frame["planning_ms_median"].max(),
     )
 
 
 def protocol_answers(results: Path) -> str:
     """The console verdict of each planning run's answer check (answers.json)."""
-    lines = []
+    runs = []
     for experiment in ("manifest_8mb", "manifest_sweep"):
         run = reference_run(results, experiment)
         checked = json.loads((run.path / "answers.json").read_text())
-        lines.append(f"`{experiment}` (run `{run.run_id}`): `{verdict(checked)}`")
-    return "At medium: " + "; ".join(lines) + ".\n"
+        runs.append({"experiment": experiment, "id": run.run_id, "verdict": verdict(checked)})
+    return render("planning/protocol_answers.md.j2", runs=runs)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {

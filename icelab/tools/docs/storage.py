@@ -22,8 +22,10 @@ import pandas as pd
 from icelab.analysis import stats
 from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run, find_runs
+from icelab.core.units import num, ratio
 from icelab.tools.docs import canonical, planning
-from icelab.tools.docs.fmt import num, provenance, table
+from icelab.tools.docs.markdown import render, table
+from icelab.tools.docs.sources import provenance, run_minutes
 
 OBJECT_STORE = "object-store"  # results/reference/<this>: the object store's reference set
 QUERY = planning.QUERY
@@ -136,23 +138,18 @@ def _requests(run: Run, variant: str, window: str) -> dict[str, float]:
 
 def runs_paragraph(results: Path) -> str:
     """Which runs the tables come from, their protocol and where their data was."""
-    lines = []
-    for run in planning_runs(results):
+
+    def figures(run: Run) -> dict[str, object]:
         p = run.config()["protocol"]
-        lines.append(
-            f"- {place(run)}: `manifest_8mb` {provenance(run)}, {planning.machine(run)}, "
-            f"{p['repetitions']} measured rounds ({p['executions']} executed) after {p['warmups']} "
-            f"warm-up, {planning.duration(run)}"
-        )
-    for run in [canonical.load(results).run, *object_runs(results, "canonical")[-1:]]:
-        p = run.config()["protocol"]
-        lines.append(
-            f"- {place(run)}: `canonical` {provenance(run)}, {p['repetitions']} measured "
-            f"round(s), {p['executions']} executed, after {p['warmups']} warm-up "
-            f"({'executed' if p['warmups_execute'] else 'planning only'}), steady state "
-            f"{'off' if not p['steady_k'] else 'on'}, {planning.duration(run)}"
-        )
-    return "\n".join(lines) + "\n"
+        return {"place": place(run), "provenance": provenance(run), "p": p, "minutes": run_minutes(run)}
+
+    return render(
+        "storage/runs.md.j2",
+        planning=[{**figures(r), "machine": planning.machine(r)} for r in planning_runs(results)],
+        canonical=[
+            figures(r) for r in [canonical.load(results).run, *object_runs(results, "canonical")[-1:]]
+        ],
+    )
 
 
 def planning_table(results: Path) -> str:
@@ -185,10 +182,10 @@ def claims_table(results: Path) -> str:
         rows.append(
             [
                 place(run),
-                planning.times(grown.loc[(QUERY, PARQUET), "planning_ratio"]),
-                planning.times(grown.loc[(QUERY, EIGHT_MB), "planning_ratio"]),
-                *(planning.times(med(AS_INGESTED, w) / med(EIGHT_MB, w)) for w in (narrow, wide)),
-                *(planning.times(med(EIGHT_MB, w) / med(PARQUET, w)) for w in (narrow, wide)),
+                ratio(grown.loc[(QUERY, PARQUET), "planning_ratio"], None),
+                ratio(grown.loc[(QUERY, EIGHT_MB), "planning_ratio"], None),
+                *(ratio(med(AS_INGESTED, w) / med(EIGHT_MB, w), None) for w in (narrow, wide)),
+                *(ratio(med(EIGHT_MB, w) / med(PARQUET, w), None) for w in (narrow, wide)),
             ]
         )
     wide, narrow = planning.wide_narrow(runs[0])
@@ -217,19 +214,18 @@ def requests_table(results: Path) -> str:
                 counts = _requests(run, variant, window)
                 cells.append(" / ".join(num(counts[k]) for k in REQUESTS))
             rows.append([place(run), planning.label(run, variant), *cells])
-    proxied = [r for r in runs if r.meta().get("proxy_requests")]
-    note = ""
-    for run in proxied:
-        tally = run.meta()["proxy_requests"]
-        total = sum(v for v in tally.values() if isinstance(v, int | float))
-        kinds = ", ".join(f"{k} {num(v)}" for k, v in tally.items())
-        note += (
-            f"\nThe delay proxy of the {place(run)} run carried {num(total)} requests while the run "
-            f"was open, warm-ups, overhead pairs and table setup included (`run.json` "
-            f"`proxy_requests`: {kinds}).\n"
-        )
+    proxied = [
+        {
+            "place": place(r),
+            "tally": r.meta()["proxy_requests"],
+            "total": sum(v for v in r.meta()["proxy_requests"].values() if isinstance(v, int | float)),
+        }
+        for r in runs
+        if r.meta().get("proxy_requests")
+    ]
     head = " / ".join(REQUESTS)
-    return table(["data on", "variant", f"{narrow}: {head}", f"{wide}: {head}"], rows) + note
+    rows = table(["data on", "variant", f"{narrow}: {head}", f"{wide}: {head}"], rows)
+    return render("storage/requests.md.j2", table=rows, proxied=proxied)
 
 
 def _crossover(run: Run, frame: pd.DataFrame) -> str | None:
@@ -258,75 +254,67 @@ def where(run: Run) -> str:
     )
 
 
-def _counts(counts: dict[str, float]) -> str:
-    return ", ".join(f"{num(v)} {k}" for k, v in counts.items())
-
-
 def reading(results: Path) -> str:
     """What the requests explain, in sentences computed from the runs: Parquet's LISTs and its
     growth, the manifests Iceberg fetches and what each added round trip costs, and from which
     window the 8 MB table plans faster than Parquet at each place."""
     runs = planning_runs(results)
-    stores = runs[1:]
     wide, narrow = planning.wide_narrow(runs[0])
     frames = {r.run_id: planning.summary(r) for r in runs}
 
     def med(run: Run, variant: str, window: str) -> float:
         return planning.median(frames[run.run_id], QUERY, variant, window)
 
-    first = stores[0]
-    parquet = {w: _requests(first, PARQUET, w) for w in (narrow, wide)}
-    hours = {
-        w: float(planning.cell(frames[first.run_id], QUERY, PARQUET, w)["window_hours"])
-        for w in (narrow, wide)
-    }
-    per_day = all(parquet[w]["LIST"] == max(1.0, hours[w] / 24) for w in (narrow, wide))
-    growths = "; ".join(
-        f"{planning.times(med(r, PARQUET, wide) / med(r, PARQUET, narrow))} {where(r)}" for r in runs
-    )
-    out = [
-        f"Parquet plans by listing {where(first)}: {_counts(parquet[narrow])} at {narrow}; "
-        f"{_counts(parquet[wide])} at {wide}"
-        + (" (one LIST per day partition in the window)" if per_day else "")
-        + f". Its {wide} / {narrow} planning growth is {growths}."
+    first = runs[1]
+
+    def sent(variant: str) -> dict[str, dict[str, float]]:
+        return {"narrow": _requests(first, variant, narrow), "wide": _requests(first, variant, wide)}
+
+    parquet = sent(PARQUET)
+    rows = {w: planning.cell(frames[first.run_id], QUERY, PARQUET, w) for w in (narrow, wide)}
+    zero = next((r for r in runs[1:] if latency(r) == 0), None)
+    slower = [
+        {
+            "where": where(run)[0].upper() + where(run)[1:],
+            "cases": [
+                {
+                    "variant": planning.plain(run, variant),
+                    "window": window,
+                    "added": med(run, variant, window) - med(zero, variant, window),
+                    "sent": sum(_requests(run, variant, window).values()),
+                }
+                for variant, window in ((PARQUET, wide), (AS_INGESTED, narrow))
+            ],
+        }
+        for run in runs[1:]
+        if zero is not None and latency(run) != 0
     ]
-    ingested = {w: _requests(first, AS_INGESTED, w) for w in (narrow, wide)}
-    manifests = int(planning.cell(frames[first.run_id], QUERY, AS_INGESTED, narrow)["manifests_total"])
-    spans = "; ".join(
-        f"{planning.spread(med(r, AS_INGESTED, w) for w in planning.windows(r))} {where(r)}" for r in runs
+    return render(
+        "storage/reading.md.j2",
+        narrow=narrow,
+        wide=wide,
+        first=where(first),
+        parquet=parquet,
+        per_day=all(
+            parquet[k]["LIST"] == max(1.0, float(rows[w]["window_hours"]) / 24)
+            for k, w in (("narrow", narrow), ("wide", wide))
+        ),
+        runs=[
+            {
+                "where": where(r),
+                "parquet_growth": med(r, PARQUET, wide) / med(r, PARQUET, narrow),
+                "ingested_ms": [med(r, AS_INGESTED, w) for w in planning.windows(r)],
+                "crossover": _crossover(r, frames[r.run_id]),
+            }
+            for r in runs
+        ],
+        reads_all=all(planning.reads_all(frames[r.run_id], QUERY, AS_INGESTED) for r in runs),
+        manifests=int(planning.cell(frames[first.run_id], QUERY, AS_INGESTED, narrow)["manifests_total"]),
+        ingested=sent(AS_INGESTED),
+        eight=sent(EIGHT_MB),
+        slower=slower,
+        zero=zero and where(zero),
     )
-    same = ingested[narrow] == ingested[wide]
-    reads_all = all(planning.reads_all(frames[r.run_id], QUERY, AS_INGESTED) for r in runs)
-    out.append(
-        "Iceberg as ingested reads "
-        + (
-            f"all {num(manifests)} manifests at every window "
-            if reads_all
-            else f"up to {num(manifests)} manifests "
-        )
-        + f"({_counts(ingested[narrow])} per plan at {narrow}; "
-        + ("the same" if same else _counts(ingested[wide]))
-        + f" at {wide}), so across the windows its planning spans {spans}. Rewritten at 8 MB it "
-        f"sends {_counts(_requests(first, EIGHT_MB, narrow))} at {narrow} and "
-        f"{_counts(_requests(first, EIGHT_MB, wide))} at {wide}."
-    )
-    zero = next((r for r in stores if latency(r) == 0), None)
-    for run in stores:
-        if zero is None or latency(run) == 0:
-            continue
-        per = []
-        for variant, window in ((PARQUET, wide), (AS_INGESTED, narrow)):
-            sent = sum(_requests(run, variant, window).values())
-            added = med(run, variant, window) - med(zero, variant, window)
-            per.append(
-                f"{planning.plain(run, variant)} at {window} plans {num(added)} ms slower for "
-                f"{num(sent)} requests, {num(added / sent, 1)} ms each"
-            )
-        said = where(run)
-        out.append(f"{said[0].upper()}{said[1:]} against {where(zero)}: {'; '.join(per)}.")
-    cross = "; ".join(f"{_crossover(r, frames[r.run_id]) or 'no window'} {where(r)}" for r in runs)
-    out.append(f"The 8 MB table plans faster than Parquet from this window on: {cross}.")
-    return "\n\n".join(out) + "\n"
 
 
 def canonical_table(results: Path) -> str:
@@ -345,17 +333,18 @@ def canonical_table(results: Path) -> str:
                 for part in stats.PARTS
             ]
             rows.append([place(c.run), f"`{canonical.setup(variant)}`", *cells])
-    head = table(["data on", "setup", "planning", "execution", "total"], rows)
-    totals = "; ".join(f"{num(c.geomean(c.initial, 'total_ms'), 2)}x {where(c.run)}" for c in (local, store))
-    said = (
-        f"\nThe study found initial Iceberg slower than Parquet, {canonical.STUDY_INITIAL}; here "
-        f"initial Iceberg over Parquet in total (planning + execution) is {totals}. Per file read, "
+    return render(
+        "storage/canonical.md.j2",
+        geomeans=table(["data on", "setup", "planning", "execution", "total"], rows),
+        study_initial=canonical.STUDY_INITIAL,
+        totals=[{"ratio": c.geomean(c.initial, "total_ms"), "where": where(c.run)} for c in (local, store)],
+        store=where(remote[-1]),
+        per_file=per_file(remote[-1]),
     )
-    return head + said + per_file(remote[-1])
 
 
 def per_file(run: Run) -> str:
-    """What a file read costs each variant on the store: the measured executions' files, and
+    """The table of what a file read costs each variant on the store: the measured executions' files, and
     their S3 requests (S3A's counters) and execution time per file read, summed over the queries."""
     m = measured(run)
     done = m[m["executed"].astype(bool)]
@@ -372,7 +361,7 @@ def per_file(run: Run) -> str:
                 num(r["execution_ms"] / files, 2),
             ]
         )
-    return f"over the measured executions of every query {where(run)}:\n\n" + table(
+    return table(
         ["variant", "files read", *(f"{k} per file" for k in REQUESTS), "execution ms per file"], rows
     )
 

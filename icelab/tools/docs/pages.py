@@ -1,0 +1,56 @@
+"""The registry of generated blocks: every page module, and from them every block by name.
+
+Listed here rather than found by name at run time, so that a reader and import-linter see
+which modules write the pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from icelab.tools.docs import (
+    budget,
+    canonical,
+    dataset,
+    doctor,
+    effects,
+    maintenance,
+    metadata,
+    planning,
+    readme,
+    results,
+    schema,
+    storage,
+)
+
+Generator = Callable[[Path], str]
+PAGES = (
+    readme,
+    dataset,
+    planning,
+    maintenance,
+    storage,
+    canonical,
+    metadata,
+    schema,
+    results,
+    effects,
+    budget,
+    doctor,
+)
+
+
+def blocks() -> dict[str, Generator]:
+    """Every block generator, by block name.
+
+    Raises:
+        ValueError: when two page modules name the same block.
+    """
+    found: dict[str, Generator] = {}
+    for page in PAGES:
+        for name, generator in page.BLOCKS.items():
+            if name in found:
+                raise ValueError(f"block '{name}' is generated twice ({page.__name__} and another module)")
+            found[name] = generator
+    return found
