@@ -155,9 +155,7 @@ def one_setting(results: Path) -> str:
             ],
             "untouched": [w for w in order if w not in set(parquet_hits["window"])],
             "iceberg": len(hits[hits["variant"] != "parquet"]),
-            "output": compare.report(
-                c.table(first), DEFAULTS["alpha"].default
-            ),
+            "output": compare.report(c.table(first), DEFAULTS["alpha"].default),
         },
         file_cache=[{"iceberg": len(t), "pair": c.pair(s)} for s, t in ice.items()],
         recurring=sorted({w for _, w in recurring}, key=order.index),
