@@ -6,7 +6,8 @@ complete `metadata_scale` run under results/runs, then results/reference), in Ic
 planning mode (local, on the driver's worker pool) on as many threads as that run's driver had.
 A window's reads map onto the model's inputs: the data manifests it keeps (manifests_read), their
 live entries (entries_read), the largest one's (largest_manifest_entries, which sets the busiest
-thread), the live entries of the partitions inside it (entries_matched), and their bytes.
+thread), the live entries of the partitions inside it (entries_matched: all of a partition's, where
+column statistics may prune a window shorter than a partition further), and their bytes.
 """
 
 from __future__ import annotations
