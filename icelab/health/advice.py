@@ -160,7 +160,9 @@ def advise(
     after = max(1, math.ceil(total_bytes / target)) if target and total_bytes else None
     units_per_manifest = len(per_unit) / after if after else None
     bytes_after = live_entries * per_entry if per_entry else 0.0
-    predictions, reads_after = [], []
+    predictions: list[dict[str, Any]] = []
+    after_rows: list[dict[str, Any]] = []  # rows with an after state, and what planning would read then
+    after_reads: list[dict[str, float]] = []
     for w in h.windows:
         row: dict[str, Any] = {
             "window": w["window"],
@@ -180,22 +182,19 @@ def advise(
             row |= {"after_manifests": round(kept, 1), "after_mb": round(kept_bytes / 1e6, 3)}
             # The rewrite cuts the live entries into `after` manifests of about equal size.
             per_manifest = live_entries / after
-            reads_after.append(
-                (
-                    row,
-                    {
-                        "manifests_read": kept,
-                        "entries_read": kept * per_manifest,
-                        "largest_manifest_entries": per_manifest,
-                        "entries_matched": w["entries_matched"],
-                        "manifest_bytes_read": kept_bytes,
-                    },
-                )
+            after_rows.append(row)
+            after_reads.append(
+                {
+                    "manifests_read": kept,
+                    "entries_read": kept * per_manifest,
+                    "largest_manifest_entries": per_manifest,
+                    "entries_matched": w["entries_matched"],
+                    "manifest_bytes_read": kept_bytes,
+                }
             )
         predictions.append(row)
-    if model is not None and reads_after:
-        rows, reads = zip(*reads_after, strict=True)
-        for row, predicted in zip(rows, model.predictions(list(reads)), strict=True):
+    if model is not None:
+        for row, predicted in zip(after_rows, model.predictions(after_reads), strict=True):
             row |= {f"after_{k}": v for k, v in predicted.items()}
     name = source.name or PLACEHOLDER
     catalog, ident = (source.catalog, source.ident) if source.name else ("<catalog>", "<namespace>.<table>")
