@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from icelab.analysis.planning_cells import ENTRY_BYTES, ICEBERG, PARQUET
+from icelab.analysis.planning_cells import ENTRY_BYTES, ICEBERG, PARQUET, busiest_thread_entries
 from icelab.analysis.planning_model import Fit
 from icelab.core.config import parse_size, window_length
 
@@ -163,7 +163,7 @@ def predict_table(
                     "entries_read": entries,
                     "entries_matched": matched,
                     "largest_manifest_entries": largest,
-                    "busiest_thread_entries": max(entries / threads, largest),
+                    "busiest_thread_entries": busiest_thread_entries(entries, largest, threads),
                     "manifest_bytes_read": entries * entry_bytes,
                 }
             )

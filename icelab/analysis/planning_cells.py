@@ -131,12 +131,19 @@ def cells(
                 listed = pd.Series(keyed[column].reindex(at).to_numpy(float), index=out.index)
                 out.loc[iceberg, column] = out.loc[iceberg, column].fillna(listed[iceberg])
     out["largest_manifest_entries"] = out["largest_manifest_entries"].fillna(largest_read(out))
-    out["busiest_thread_entries"] = np.maximum(
-        out["entries_read"] / out["planner_threads"], out["largest_manifest_entries"]
+    out["busiest_thread_entries"] = busiest_thread_entries(
+        out["entries_read"], out["largest_manifest_entries"], out["planner_threads"]
     )
     out["data_files"] = data_files(out, states)
     order = ["format", "mode", "data_files", "dataset", "layout", "query_id", "window_hours"]
     return out.sort_values(order, kind="stable").reset_index(drop=True)
+
+
+def busiest_thread_entries(entries_read: Any, largest_manifest_entries: Any, threads: Any) -> Any:
+    """The entries the busiest planning thread reads (module docstring): the entries read spread
+    over `threads`, but never fewer than the largest manifest read, which one thread reads alone.
+    Numbers or aligned Series alike."""
+    return np.maximum(entries_read / threads, largest_manifest_entries)
 
 
 def largest_read(table: pd.DataFrame) -> pd.Series:

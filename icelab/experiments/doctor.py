@@ -21,7 +21,7 @@ from icelab.core.config import DoctorConfig, doctor_config, parse_size
 from icelab.core.provenance import REPO
 from icelab.health.check import Policy, parse_duration
 from icelab.health.diagnosis import Diagnosis, diagnose, render, save
-from icelab.health.rule import measured_rule
+from icelab.health.forecast import fitted
 from icelab.health.source import resolve
 
 
@@ -60,14 +60,15 @@ def run(cfg: DictConfig) -> Outcome:
     source = resolve(dcfg.table or "", dcfg.catalog, dcfg.uri, dcfg.warehouse)  # local: before Spark
     ctx = open_context(cfg, data=False)
     results = Path(ctx.paths.results_dir)
-    rule = measured_rule([results, REPO / "results" / "reference"])
+    # The run `icelab costmodel` fits on: this results directory's, else the checkout's.
+    model = fitted([results, REPO / "results"])
     copy_to = str(results / "doctor-copies") if dcfg.copy_table else None
     diagnosis = diagnose(
         ctx.spark,
         ctx.engine,
         source,
         policy,
-        rule,
+        model,
         target=parse_size(dcfg.target) if dcfg.target else None,
         apply=dcfg.apply or dcfg.copy_table,
         copy_to=copy_to,

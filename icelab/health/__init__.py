@@ -6,7 +6,7 @@ policy of `experiment=manifest_health`).
     spec.py      partition fields of any spec: values and manifest bounds in one comparable form
     check.py     manifests per partition (exact, bounds), statistics, verdict, files, deletes, snapshots
     policy.py    the verdict: statistics against manifest_health's rules
-    rule.py      planning predicted from manifest bytes kept, by the rule a stored planning run measured
+    forecast.py  planning per window predicted by the cost model (icelab.analysis), fitted once per run
     advice.py    target size, clustering, predictions, the exact statements, and running them
     diagnosis.py the whole visit, its console text and its files
 """

@@ -26,15 +26,14 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from icelab.health.check import Health, time_field, utc_text
+from icelab.health.forecast import NO_FIT_LINE, PlanningModel
 from icelab.health.reader import Metadata
-from icelab.health.rule import PlanningRule
 from icelab.health.source import Source
 
 TARGET_PROPERTY = "commit.manifest.target-size-bytes"
 MERGE_PROPERTY = "commit.manifest-merge.enabled"
 MIN_TARGET, MAX_TARGET = 1024, 8 * 1024 * 1024
 UNITS_PER_MANIFEST = 1.5
-NO_MODEL = "no planning cost model yet"
 PLACEHOLDER = "<catalog>.<namespace>.<table>"
 
 
@@ -72,7 +71,7 @@ class Advice:
     manifests_after: int | None
     units_per_manifest: float | None
     predictions: list[dict[str, Any]]
-    rule: str
+    model: str  # the cost model the predictions come from, or why there are none
     statements: list[Statement]
     notes: list[str]
     catalog_settings: dict[str, str] = field(default_factory=dict)
@@ -119,7 +118,7 @@ def advise(
     h: Health,
     meta: Metadata,
     source: Source,
-    rule: PlanningRule | None,
+    model: PlanningModel | None,
     target_bytes: int | None = None,
     copy: bool = False,
 ) -> Advice:
@@ -161,15 +160,17 @@ def advise(
     after = max(1, math.ceil(total_bytes / target)) if target and total_bytes else None
     units_per_manifest = len(per_unit) / after if after else None
     bytes_after = live_entries * per_entry if per_entry else 0.0
-    predictions = []
+    predictions: list[dict[str, Any]] = []
+    after_rows: list[dict[str, Any]] = []  # rows with an after state, and what planning would read then
+    after_reads: list[dict[str, float]] = []
     for w in h.windows:
         row: dict[str, Any] = {
             "window": w["window"],
             "units": w["span_units"],
             "now_manifests": w["manifests"],
             "now_mb": round(w["manifest_bytes"] / 1e6, 3),
-            "now_ms": w.get("predicted_ms"),
         }
+        row |= {f"now_{k}": v for k, v in (w.get("predicted") or {}).items()}
         if rewrite and after and units_per_manifest:
             d = units_per_manifest
             kept = (
@@ -178,12 +179,23 @@ def advise(
                 else min(after, w["span_units"] / d)
             )
             kept_bytes = kept * bytes_after / after
-            row |= {
-                "after_manifests": round(kept, 1),
-                "after_mb": round(kept_bytes / 1e6, 3),
-                "after_ms": round(rule.predict_ms(kept_bytes), 1) if rule else None,
-            }
+            row |= {"after_manifests": round(kept, 1), "after_mb": round(kept_bytes / 1e6, 3)}
+            # The rewrite cuts the live entries into `after` manifests of about equal size.
+            per_manifest = live_entries / after
+            after_rows.append(row)
+            after_reads.append(
+                {
+                    "manifests_read": kept,
+                    "entries_read": kept * per_manifest,
+                    "largest_manifest_entries": per_manifest,
+                    "entries_matched": w["entries_matched"],
+                    "manifest_bytes_read": kept_bytes,
+                }
+            )
         predictions.append(row)
+    if model is not None:
+        for row, predicted in zip(after_rows, model.predictions(after_reads), strict=True):
+            row |= {f"after_{k}": v for k, v in predicted.items()}
     name = source.name or PLACEHOLDER
     catalog, ident = (source.catalog, source.ident) if source.name else ("<catalog>", "<namespace>.<table>")
     statements: list[Statement] = []
@@ -253,11 +265,6 @@ def advise(
                 )
             )
     notes = _notes(h, meta, source, catalog or "", ident or "", statements)
-    rule_text = (
-        f"{NO_MODEL}; predicted with the rule measured here: {rule.describe()}"
-        if rule
-        else f"{NO_MODEL}, and no stored planning run to take the measured rule from: no prediction"
-    )
     return Advice(
         actions=actions,
         target_bytes=target if rewrite else None,
@@ -269,7 +276,7 @@ def advise(
         manifests_after=after if rewrite else None,
         units_per_manifest=round(units_per_manifest, 2) if rewrite and units_per_manifest else None,
         predictions=predictions,
-        rule=rule_text,
+        model=model.describe() if model else NO_FIT_LINE,
         statements=statements,
         notes=notes,
         catalog_settings=source.catalog_settings(),

@@ -23,9 +23,9 @@ import pandas as pd
 
 from icelab.bench.manifest_stats import health_stats, statistics
 from icelab.core.config import Threshold, window_length
+from icelab.health.forecast import PlanningModel, window_reads
 from icelab.health.policy import judge
 from icelab.health.reader import DATA, Metadata
-from icelab.health.rule import PlanningRule
 from icelab.health.spec import Field, Spec
 
 # Iceberg's defaults for expire_snapshots when the table sets none.
@@ -310,6 +310,12 @@ def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: s
         kept.append(bool(low <= last and high >= first))
     mask = np.array(kept, dtype=bool)
     first, last = tfield.unit_of(start), tfield.unit_of(end - 1)
+    entries = data.entries[mask]
+    matched = sum(
+        int(files)
+        for key, files in zip(live.key, live.files, strict=True)
+        if key[index] is not None and first <= key[index] <= last
+    )
     return {
         "window": name,
         "start_utc": utc_text(start),
@@ -319,6 +325,10 @@ def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: s
         "units": len({u for u in units if first <= u <= last}),
         "manifests": int(mask.sum()),
         "manifest_bytes": int(data.length[mask].sum()) if len(data) else 0,
+        # What planning reads of them, as the cost model counts it (icelab.health.forecast).
+        "entries_read": int(entries.sum()),
+        "largest_manifest_entries": int(entries.max()) if len(entries) else 0,
+        "entries_matched": matched,
     }
 
 
@@ -327,10 +337,11 @@ def examine(
     state: str,
     table: str,
     policy: Policy,
-    rule: PlanningRule | None = None,
+    model: PlanningModel | None = None,
     now: int | None = None,
 ) -> Health:
-    """Counts, statistics, verdict and pressure for one table state."""
+    """Counts, statistics, verdict and pressure for one table state, and each window's planning
+    as `model` predicts it (none without a model)."""
     now = now_us() if now is None else now
     parts = meta.partitions.copy()
     mans = meta.manifests.copy()
@@ -341,14 +352,10 @@ def examine(
     span = mans.span[mans.content == DATA]
     stats = health_stats(live.exact, live.bounds, span, data.length, data.entries)
     verdict, reasons = judge(stats, policy.rules)
-    windows = []
-    for name in policy.windows:
-        kept = window_kept(meta, mans, parts, name)
-        if kept is None:
-            continue
-        if rule is not None:
-            kept["predicted_ms"] = round(rule.predict_ms(kept["manifest_bytes"]), 1)
-        windows.append(kept)
+    windows = [w for w in (window_kept(meta, mans, parts, name) for name in policy.windows) if w is not None]
+    if model is not None:
+        for w, predicted in zip(windows, model.predictions([window_reads(w) for w in windows]), strict=True):
+            w["predicted"] = predicted
     metadata = {
         "metadata_json_bytes": meta.sizes.get("metadata_json"),
         "metadata_files_in_log": meta.metadata_files,

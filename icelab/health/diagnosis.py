@@ -21,8 +21,8 @@ from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
 from icelab.health.advice import Advice, advise, register_copy, run_statements, size_text
 from icelab.health.check import Health, Policy, examine, manifests_frame, partitions_frame
+from icelab.health.forecast import PlanningModel
 from icelab.health.reader import READER, Metadata, read
-from icelab.health.rule import PlanningRule
 from icelab.health.source import Source, connect, copy_of, load
 
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
@@ -56,7 +56,7 @@ class Diagnosis:
 
     visits: list[Visit]
     load_seconds: float
-    rule: PlanningRule | None
+    model: PlanningModel | None
     applied: list[dict[str, Any]] = field(default_factory=list)
     copy: str | None = None
 
@@ -102,7 +102,7 @@ class Diagnosis:
                 "manifests": len(first.health.manifests),
                 "process_seconds": run_state.process_seconds(),
             },
-            "planning_rule": self.rule.__dict__ if self.rule else None,
+            "planning_model": self.model.as_json() if self.model else None,
             "states": [v.health.as_json() | {"advice": v.advice.as_json()} for v in self.visits],
             "applied": self.applied,
             "copy": self.copy,
@@ -118,14 +118,14 @@ def visit(
     jtable: Any,
     state: str,
     policy: Policy,
-    rule: PlanningRule | None,
+    model: PlanningModel | None,
     target: int | None,
     copy: bool = False,
 ) -> Visit:
     """Read one table state and judge it."""
     meta = read(spark, source, jtable, policy.small_file_bytes)
-    health = examine(meta, state, source.describe(), policy, rule)
-    return Visit(source, meta, health, advise(health, meta, source, rule, target, copy=copy))
+    health = examine(meta, state, source.describe(), policy, model)
+    return Visit(source, meta, health, advise(health, meta, source, model, target, copy=copy))
 
 
 def diagnose(
@@ -133,7 +133,7 @@ def diagnose(
     engine: EngineConfig,
     source: Source,
     policy: Policy,
-    rule: PlanningRule | None,
+    model: PlanningModel | None,
     target: int | None = None,
     apply: bool = False,
     copy_to: str | None = None,
@@ -158,8 +158,8 @@ def diagnose(
         )
     jtable = load(spark, source)
     load_seconds = time.perf_counter() - t0
-    first = visit(spark, source, jtable, "current", policy, rule, target)
-    diagnosis = Diagnosis([first], load_seconds, rule)
+    first = visit(spark, source, jtable, "current", policy, model, target)
+    diagnosis = Diagnosis([first], load_seconds, model)
     if not apply or not first.advice.actions:
         return diagnosis
     where, jwhere, copy = source, jtable, False
@@ -170,10 +170,10 @@ def diagnose(
         register_copy(spark, source, first.meta, where)
         jwhere, copy = load(spark, where), True
         diagnosis.copy = where.name
-    plan = advise(first.health, first.meta, where, rule, target, copy=copy) if copy else first.advice
+    plan = advise(first.health, first.meta, where, model, target, copy=copy) if copy else first.advice
     diagnosis.applied = run_statements(spark, plan.statements)
     state = "after_apply (copy)" if copy else "after_apply"
-    diagnosis.visits.append(visit(spark, where, jwhere, state, policy, rule, target, copy=copy))
+    diagnosis.visits.append(visit(spark, where, jwhere, state, policy, model, target, copy=copy))
     return diagnosis
 
 
@@ -239,6 +239,16 @@ def render_visit(v: Visit) -> list[str]:
     return lines
 
 
+def _planning(p: dict[str, Any], when: str) -> str:
+    """` ~12 ms [8-17]`: the predicted planning of one window `now` or `after`, its 95% prediction
+    interval, `*` beyond the fitted range; empty without a prediction."""
+    if p.get(f"{when}_ms") is None:
+        return ""
+    low, high = p[f"{when}_range_ms"]
+    mark = "*" if p[f"{when}_extrapolated"] else ""
+    return f" ~{p[f'{when}_ms']:.0f} ms [{low:.0f}-{high:.0f}]{mark}"
+
+
 def render_advice(a: Advice, applied: str = "") -> list[str]:
     """The console text of one state's advice."""
     lines = ["advice:"]
@@ -251,16 +261,12 @@ def render_advice(a: Advice, applied: str = "") -> list[str]:
             f"  about {a.manifests_after} manifests after the rewrite, {a.units_per_manifest} {a.unit}s each",
         ]
     if a.predictions:
-        lines.append(f"  planning per window ({a.rule}):")
+        lines.append(f"  planning per window ({a.model}):")
         for p in a.predictions:
-            now = f"{p['now_manifests']} manifests ({p['now_mb']:.2f} MB)"
-            if p.get("now_ms") is not None:
-                now += f" ~{p['now_ms']:.0f} ms"
+            now = f"{p['now_manifests']} manifests ({p['now_mb']:.2f} MB){_planning(p, 'now')}"
             text = f"    {p['window']:>5} ({p['units']} {a.unit}s): now {now}"
             if "after_manifests" in p:
-                text += f"; after {p['after_manifests']} ({p['after_mb']:.2f} MB)"
-                if p.get("after_ms") is not None:
-                    text += f" ~{p['after_ms']:.0f} ms"
+                text += f"; after {p['after_manifests']} ({p['after_mb']:.2f} MB){_planning(p, 'after')}"
             lines.append(text)
     if a.statements:
         how = applied or "dry run, nothing changed; --apply runs those marked [apply]"

@@ -1,0 +1,112 @@
+"""Planning predicted by the planning cost model (`icelab.analysis.planning_model`, the one
+`icelab costmodel` fits) from what the doctor reads of a table.
+
+The model is fitted once per doctor run, on the run `icelab costmodel` fits on (the newest
+complete `metadata_scale` run under results/runs, then results/reference), in Iceberg's default
+planning mode (local, on the driver's worker pool) on as many threads as that run's driver had.
+A window's reads map onto the model's inputs: the data manifests it keeps (manifests_read), their
+live entries (entries_read), the largest one's (largest_manifest_entries, which sets the busiest
+thread), the live entries of the partitions inside it (entries_matched: all of a partition's, where
+column statistics may prune a window shorter than a partition further), and their bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries
+from icelab.analysis.planning_model import Fit, fit
+from icelab.analysis.planning_runs import load, locate
+from icelab.core.errors import UserError
+
+NO_FIT = "no cost model fitted"
+NO_FIT_LINE = (
+    f"{NO_FIT}: no complete metadata_scale run under results/runs or results/reference to fit it on, "
+    "so no prediction"
+)
+# What a window reads, as the model's inputs (besides the threads): the doctor's names for them.
+READS = (
+    "manifests_read",
+    "entries_read",
+    "largest_manifest_entries",
+    "entries_matched",
+    "manifest_bytes_read",
+)
+
+
+@dataclass(frozen=True)
+class PlanningModel:
+    """The Iceberg fit of one planning mode, and the threads it predicts for."""
+
+    fit: Fit
+    run: str  # <experiment>/<run_id> it was fitted on
+    path: str
+    threads: int  # the fitted run's driver cores
+
+    def predict(self, reads: pd.DataFrame) -> pd.DataFrame:
+        """predicted_ms, lo_ms, hi_ms (95% prediction interval) and extrapolated (an input outside
+        the fitted range) for each row of `reads` (columns READS; index kept)."""
+        features = reads.assign(
+            busiest_thread_entries=busiest_thread_entries(
+                reads["entries_read"].astype(float), reads["largest_manifest_entries"], self.threads
+            )
+        )
+        return self.fit.predict(features)
+
+    def predictions(self, reads: Sequence[dict[str, float]]) -> list[dict[str, Any]]:
+        """For each window's reads (keys READS): ms predicted, range_ms (its 95% prediction
+        interval), extrapolated; to 0.1 ms."""
+        if not reads:
+            return []
+        out = self.predict(pd.DataFrame(list(reads), columns=list(READS)))
+        return [
+            {
+                "ms": round(float(r.predicted_ms), 1),
+                "range_ms": [round(float(r.lo_ms), 1), round(float(r.hi_ms), 1)],
+                "extrapolated": bool(r.extrapolated),
+            }
+            for r in out.itertuples()
+        ]
+
+    def describe(self) -> str:
+        """One line: which fit, on which run."""
+        return (
+            f"cost model {self.fit.format}/{self.fit.mode} on {self.threads} planning threads, fitted on "
+            f"run {self.run} ({self.fit.n} cells, R² {self.fit.r2:.3f}); * beyond the fitted range"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run": self.run, "path": self.path, "threads": self.threads, **self.fit.summary()}
+
+
+def fitted(bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE) -> PlanningModel | None:
+    """The model of Iceberg's `mode` fitted on the newest complete metadata_scale run under the
+    first of `bases` that holds one (each searched as `icelab costmodel` searches results/:
+    runs, then reference); None when none gives a fit of `mode`."""
+    for base in bases:
+        try:
+            run = locate(None, base)
+            frame, states, windows = load(run)
+            fits = fit(frame, ICEBERG, states=states, windows=windows)
+        except (UserError, ValueError):
+            continue
+        if mode in fits:
+            threads = int(frame["planner_threads"].iloc[0])
+            return PlanningModel(fits[mode], f"{run.experiment}/{run.run_id}", str(run.path), threads)
+    return None
+
+
+def window_reads(window: dict[str, Any]) -> dict[str, float]:
+    """A window as `check.window_kept` reports it, as the model's inputs (READS)."""
+    return {
+        "manifests_read": window["manifests"],
+        "entries_read": window["entries_read"],
+        "largest_manifest_entries": window["largest_manifest_entries"],
+        "entries_matched": window["entries_matched"],
+        "manifest_bytes_read": window["manifest_bytes"],
+    }

@@ -1,0 +1,142 @@
+"""The doctor's planning prediction is the cost model's: fitted on the run `icelab costmodel` fits
+on, fed what each window reads now and after the advised rewrite; without a run, no prediction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from icelab.analysis.manifest_layouts import AS_INGESTED, predict_table
+from icelab.analysis.planning_model import fit_all
+from icelab.analysis.planning_runs import load, locate
+from icelab.core.config import manifest_health_rules
+from icelab.health.advice import advise
+from icelab.health.check import Policy, examine
+from icelab.health.diagnosis import render_advice
+from icelab.health.forecast import NO_FIT, PlanningModel, fitted
+from icelab.health.reader import Metadata
+from icelab.health.source import Source
+from icelab.health.spec import Field, Spec
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+DAY = Field("ts_day", "day", "date", "ts")
+FIRST_DAY = 20_454  # 2026-01-01
+DAYS, MANIFESTS, PER_DAY = 20, 6, 36  # as ingested: each of 6 appends wrote every day
+ENTRY_BYTES = 1_000
+WINDOWS = ("1d", "7d", "full")
+
+
+@pytest.fixture(scope="module")
+def model() -> PlanningModel:
+    found = fitted([RESULTS])
+    assert found is not None, f"no metadata_scale run to fit on under {RESULTS}"
+    return found
+
+
+def ingested() -> Metadata:
+    """A day-partitioned table as ingested: 6 manifests of 120 entries, each spanning all 20 days."""
+    entries = DAYS * PER_DAY // MANIFESTS
+    manifests = pd.DataFrame(
+        {
+            "path": [f"m{i}.avro" for i in range(MANIFESTS)],
+            "length": entries * ENTRY_BYTES,
+            "content": 0,
+            "spec_id": 0,
+            "added_snapshot_id": range(MANIFESTS),
+            "entries": entries,
+            "deleted_entries": 0,
+            "bounds": [((FIRST_DAY, FIRST_DAY + DAYS - 1, False),)] * MANIFESTS,
+        }
+    )
+    partitions = pd.DataFrame(
+        {
+            "spec_id": 0,
+            "key": [(FIRST_DAY + d,) for d in range(DAYS)],
+            "label": [f"ts_day={d}" for d in range(DAYS)],
+            "exact": MANIFESTS,
+            "files": PER_DAY,
+            "bytes": PER_DAY * 10**8,
+            "records": PER_DAY * 10**6,
+        }
+        | dict.fromkeys(
+            [
+                "small_files",
+                "delete_files",
+                "position_delete_files",
+                "equality_delete_files",
+                "delete_records",
+                "delete_bytes",
+            ],
+            0,
+        )
+    )
+    snapshots = pd.DataFrame(columns=["snapshot_id", "committed_us", "operation", "manifest_list"])
+    return Metadata({0: Spec(0, (DAY,))}, 0, {}, 2, "/t", None, None, 1, manifests, partitions, snapshots)
+
+
+def doctor(model: PlanningModel | None, target: int | None = None):
+    meta = ingested()
+    health = examine(meta, "current", "t", Policy(manifest_health_rules(), WINDOWS), model, now=0)
+    return health, advise(health, meta, Source("/t", "hadoop", "cat", "db.t"), model, target)
+
+
+def test_the_model_is_the_one_costmodel_fits():
+    run = locate(None, RESULTS)
+    frame, states, windows = load(run)
+    expected = fit_all(frame, None, states, windows)[("iceberg", "local")]
+    got = fitted([RESULTS])
+    assert got is not None and got.run == f"metadata_scale/{run.run_id}"
+    assert got.threads == int(frame["planner_threads"].iloc[0])
+    np.testing.assert_allclose(got.fit.result.params, expected.result.params)
+
+
+def test_each_window_now_is_predicted_as_costmodel_predicts_the_table_as_ingested(model):
+    health, advice = doctor(model)
+    files = DAYS * PER_DAY
+    table = predict_table(
+        files, DAYS, list(WINDOWS), ENTRY_BYTES, model.fit, (), MANIFESTS, threads=model.threads
+    )
+    expected = table[table["layout"] == AS_INGESTED].set_index("window")
+    assert [w["window"] for w in health.windows] == list(WINDOWS)
+    for w, p in zip(health.windows, advice.predictions, strict=True):
+        assert (w["manifests"], w["entries_read"], w["largest_manifest_entries"]) == (MANIFESTS, files, 120)
+        assert p["now_ms"] == pytest.approx(expected.loc[w["window"], "predicted_ms"], abs=0.05)
+        low, high = p["now_range_ms"]
+        assert low < p["now_ms"] < high
+    assert "metadata_scale/" in advice.model and "fitted on run" in advice.model
+
+
+def test_after_the_rewrite_a_window_is_predicted_from_the_manifests_it_would_read(model):
+    # 72 KB manifests of 1 KB entries: 72 entries, two days each, 10 manifests after the rewrite.
+    _, advice = doctor(model, target=72_000)
+    assert advice.manifests_after == 10
+    by = {p["window"]: p for p in advice.predictions}
+    reads = {"1d": (1, 72, 36), "7d": (4, 288, 252), "full": (10, 720, 720)}
+    for window, (kept, entries, matched) in reads.items():
+        expected = model.predictions(
+            [
+                {
+                    "manifests_read": kept,
+                    "entries_read": entries,
+                    "largest_manifest_entries": 72,
+                    "entries_matched": matched,
+                    "manifest_bytes_read": entries * ENTRY_BYTES,
+                }
+            ]
+        )[0]
+        assert by[window]["after_manifests"] == kept
+        assert by[window]["after_ms"] == expected["ms"], window
+    # Fewer manifests and entries read: the narrow windows plan faster after the rewrite.
+    assert by["1d"]["after_ms"] < by["1d"]["now_ms"] and by["7d"]["after_ms"] < by["7d"]["now_ms"]
+
+
+def test_without_a_run_to_fit_on_there_is_no_prediction(tmp_path):
+    assert fitted([tmp_path]) is None
+    _, advice = doctor(None, target=72_000)
+    assert advice.model.startswith(NO_FIT)
+    assert all("now_ms" not in p and "after_ms" not in p for p in advice.predictions)
+    lines = render_advice(advice)
+    assert sum(NO_FIT in line for line in lines) == 1 and not any(" ms" in line for line in lines)
