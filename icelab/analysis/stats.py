@@ -46,8 +46,9 @@ def _spread(groups: pd.core.groupby.SeriesGroupBy) -> pd.DataFrame:
 
 def summarize(measurements: pd.DataFrame, unstable_iqr: float, keep_faulted: bool = False) -> pd.DataFrame:
     """One row per (query, variant, window): n, median, q1, q3, iqr and `unstable` per timing
-    over the rows that count (`rows.counted`, faulted rows in only with `keep_faulted`), and the
-    scan counts."""
+    over the rows that count (`rows.counted`, faulted rows in only with `keep_faulted`), the scan
+    counts, and how many rows were left out as `errors` and as `faulted`. A cell whose every
+    measured row met a fault stays, with n = 0 and no median."""
     # A run without one format has none of that format's metric columns (e.g. Iceberg only).
     absent = [c for c in TIMINGS + COUNTS if c not in measurements.columns]
     measurements = measurements.assign(**dict.fromkeys(absent, float("nan")))
@@ -62,8 +63,15 @@ def summarize(measurements: pd.DataFrame, unstable_iqr: float, keep_faulted: boo
         parts.append(spread)
     parts.append(groups[COUNTS].median())
     errors = measurements[measurements["status"] != "ok"].groupby(KEYS, sort=False, dropna=False).size()
-    summary = pd.concat(parts, axis=1)
+    measured = counted(measurements, keep_faulted=True).groupby(KEYS, sort=False, dropna=False).size()
+    cells = measured.index.union(ok.groupby(KEYS, sort=False, dropna=False).size().index, sort=False)
+    summary = pd.concat(parts, axis=1).reindex(cells)
+    for timing in TIMINGS:
+        summary[f"{timing}_n"] = summary[f"{timing}_n"].fillna(0.0)
+        summary[f"{timing}_unstable"] = summary[f"{timing}_unstable"].fillna(False).astype(bool)
     summary["errors"] = errors.reindex(summary.index).fillna(0).astype(int)
+    kept = ok.groupby(KEYS, sort=False, dropna=False).size().reindex(summary.index).fillna(0)
+    summary["faulted"] = (measured.reindex(summary.index).fillna(0) - kept).astype(int)
     return summary.reset_index().sort_values(["query_id", "variant", "window_hours"], ignore_index=True)
 
 

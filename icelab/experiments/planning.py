@@ -74,7 +74,7 @@ def report(
                 for v, u in zip(part["planning_ms_median"], part["planning_ms_unstable"], strict=True)
             ]
         )
-        table = cells.pivot(index="variant", columns="window", values="cell")[order]
+        table = cells.pivot(index="variant", columns="window", values="cell").reindex(columns=order)
         lines += [f"{query}: median planning ms (~ may be unstable: IQR > threshold)", table.to_string(), ""]
         man = part[part["format"] == "iceberg"].assign(
             cell=lambda d: [
@@ -83,7 +83,7 @@ def report(
             ]
         )
         if not man.empty:
-            table = man.pivot(index="variant", columns="window", values="cell")[order]
+            table = man.pivot(index="variant", columns="window", values="cell").reindex(columns=order)
             lines += [f"{query}: manifests scanned / total", table.to_string(), ""]
     wide, narrow = ratio
     lines.append(f"planning growth {wide} / {narrow} (harness; Iceberg's own clock)")

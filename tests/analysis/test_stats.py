@@ -126,3 +126,16 @@ def test_geometric_means_get_an_interval_around_the_ratio_of_summed_medians():
     few = _noisy(rng, "parquet", 100, 900, 4) + _noisy(rng, "iceberg/initial", 300, 900, 4)
     got = geomean_intervals(pd.DataFrame(few), "parquet").iloc[0]
     assert got["total_ms_geomean"] == pytest.approx(1.2, rel=0.05) and np.isnan(got["total_ms_ci_low"])
+
+
+def test_a_cell_whose_rows_all_met_a_fault_stays_with_no_median():
+    rows = frame({"1d": [10, 11, 12], "7d": [20, 30, 40]}).assign(faulted=False)
+    rows.loc[(rows["window"] == "7d") & ~rows["warmup"], "faulted"] = True
+    rows.loc[rows.index[1], "faulted"] = True  # one 1d row too
+    s = summarize(rows, unstable_iqr=0.25).set_index("window")
+    assert s.loc["1d", "planning_ms_n"] == 2 and s.loc["1d", "planning_ms_median"] == pytest.approx(11.5)
+    assert s.loc["1d", "faulted"] == 1
+    assert s.loc["7d", "planning_ms_n"] == 0 and pd.isna(s.loc["7d", "planning_ms_median"])
+    assert s.loc["7d", "faulted"] == 3 and s.loc["7d", "errors"] == 1
+    kept = summarize(rows, unstable_iqr=0.25, keep_faulted=True).set_index("window")
+    assert kept.loc["7d", "planning_ms_n"] == 3 and kept.loc["7d", "faulted"] == 0

@@ -205,8 +205,12 @@ def test_a_measurement_that_met_a_fault_is_marked(runs):
     # The medians leave the marked rows out (protocol.keep_faulted is false).
     keys = ["query_id", "variant", "window"]
     counted = rows[~rows["warmup"] & (rows["status"] == "ok") & ~rows["faulted"]]
-    summary = pd.read_csv(run / "summary.csv").set_index(keys)["planning_ms_n"]
-    assert summary.astype(int).to_dict() == counted.groupby(keys).size().to_dict()
+    summary = pd.read_csv(run / "summary.csv").set_index(keys)
+    measured = rows[~rows["warmup"] & (rows["status"] == "ok")].groupby(keys).size()
+    assert summary["planning_ms_n"].astype(int).to_dict() == (
+        counted.groupby(keys).size().reindex(measured.index, fill_value=0).to_dict()
+    )
+    assert (summary["faulted"] + summary["planning_ms_n"]).astype(int).to_dict() == measured.to_dict()
 
 
 @needs_ceph
