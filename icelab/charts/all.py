@@ -82,6 +82,21 @@ def parser(prog: str, description: str | None) -> argparse.ArgumentParser:
     return p
 
 
+def chosen(
+    prog: str, description: str | None, out_help: str, default_out: str, argv: list[str] | None
+) -> tuple[dict[str, Run], Path, Path] | None:
+    """Parse a results command's options (the shared ones and `--out`): the runs they choose, where
+    the output goes (`<results>/<default_out>` unless `--out`) and the results directory; None
+    (after one line on stderr) when no run is chosen."""
+    p = parser(prog, description)
+    p.add_argument("--out", type=Path, help=out_help)
+    args = p.parse_args(argv)
+    runs = runs_from_args(args)
+    if runs is None:
+        return None
+    return runs, args.out or args.results / default_out, args.results
+
+
 def runs_from_args(args: argparse.Namespace) -> dict[str, Run] | None:
     """The runs the shared options choose; None (after one line on stderr) when there are none."""
     try:
@@ -97,13 +112,12 @@ def runs_from_args(args: argparse.Namespace) -> dict[str, Run] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate every chart from stored results (no Spark)."""
-    p = parser("icelab charts", main.__doc__)
-    p.add_argument("--out", type=Path, help="where the charts go (default: <results>/charts)")
-    args = p.parse_args(argv)
-    runs = runs_from_args(args)
-    if runs is None:
+    choice = chosen(
+        "icelab charts", main.__doc__, "where the charts go (default: <results>/charts)", "charts", argv
+    )
+    if choice is None:
         return 2
-    out = args.out or args.results / "charts"
+    runs, out, _ = choice
     drawn = draw(runs, out)
     for experiment, charts in drawn.items():
         run = runs[experiment]

@@ -19,7 +19,7 @@ import pandas as pd
 
 from icelab.analysis.stored_run import stored
 from icelab.charts import Chart
-from icelab.charts.all import WRITERS, draw, parser, runs_from_args
+from icelab.charts.all import WRITERS, chosen, draw
 from icelab.charts.schema_table import RECORDS, outcome_table
 from icelab.core.results import write_atomic
 from icelab.core.runs import Run, find_runs
@@ -264,14 +264,13 @@ def build(runs: dict[str, Run], results: Path, out: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Write one self-contained HTML report of the newest complete run of each experiment."""
-    p = parser("icelab report", main.__doc__)
-    p.add_argument("--out", type=Path, help="the HTML file (default: <results>/report.html)")
-    args = p.parse_args(argv)
-    runs = runs_from_args(args)
-    if runs is None:
+    choice = chosen(
+        "icelab report", main.__doc__, "the HTML file (default: <results>/report.html)", "report.html", argv
+    )
+    if choice is None:
         return 2
-    out = args.out or args.results / "report.html"
-    count = build(runs, args.results, out)
+    runs, out, results = choice
+    count = build(runs, results, out)
     print(f"report: {out} ({count} charts, {out.stat().st_size / 1024:.0f} KB)")
     return 0
 
