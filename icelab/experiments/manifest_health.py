@@ -24,7 +24,7 @@ from icelab.charts.health import write_charts
 from icelab.core import run_state
 from icelab.core.config import HealthConfig, Threshold, health_config, parse_size, profile_configs
 from icelab.core.results import write_json, write_parquet
-from icelab.health.policy import LEVELS, judge
+from icelab.health.policy import LEVELS, Judged, judge
 
 # judge and LEVELS are the doctor's verdict (icelab.health.policy): one policy, so the task and
 # `icelab doctor` give one verdict on one table; exported as this task's verdict too.
@@ -32,16 +32,8 @@ __all__ = ["LEVELS", "Health", "inspect", "judge", "render", "run"]
 
 
 @dataclass
-class Health:
-    """One table state's report."""
-
-    state: str
-    table: str
-    partitions: pd.DataFrame
-    manifests: pd.DataFrame
-    stats: dict[str, dict[str, float]]
-    verdict: str
-    reasons: list[str]
+class Health(Judged):
+    """One table state's report (day partitions, as this task's tables have)."""
 
     def as_json(self) -> dict[str, Any]:
         """The report without the per-row frames."""

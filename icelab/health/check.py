@@ -24,7 +24,7 @@ import pandas as pd
 from icelab.bench.manifest_stats import health_stats, statistics
 from icelab.core.config import Threshold, window_length
 from icelab.health.forecast import PlanningModel, window_reads
-from icelab.health.policy import judge
+from icelab.health.policy import Judged, judge
 from icelab.health.reader import DATA, Metadata
 from icelab.health.spec import Field, Spec
 
@@ -138,16 +138,9 @@ def bounds_counts(partitions: pd.DataFrame, manifests: pd.DataFrame, specs: dict
 
 
 @dataclass
-class Health:
+class Health(Judged):
     """One table state's report: counts, statistics, verdict and pressure."""
 
-    state: str
-    table: str
-    partitions: pd.DataFrame
-    manifests: pd.DataFrame
-    stats: dict[str, dict[str, float]]
-    verdict: str
-    reasons: list[str]
     files: dict[str, Any] = field(default_factory=dict)
     deletes: dict[str, Any] = field(default_factory=dict)
     snapshots: dict[str, Any] = field(default_factory=dict)

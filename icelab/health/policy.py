@@ -6,9 +6,26 @@ whichever of them looks at it. The default rules are those of conf/experiment/ma
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import pandas as pd
+
 from icelab.core.config import Threshold
 
 LEVELS = ("healthy", "rewrite advised", "rewrite needed")
+
+
+@dataclass
+class Judged:
+    """One table state, the frames its statistics came from, and its verdict (`judge`)."""
+
+    state: str
+    table: str
+    partitions: pd.DataFrame
+    manifests: pd.DataFrame
+    stats: dict[str, dict[str, float]]
+    verdict: str
+    reasons: list[str]
 
 
 def judge(stats: dict[str, dict[str, float]], rules: dict[str, Threshold]) -> tuple[str, list[str]]:
