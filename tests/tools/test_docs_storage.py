@@ -216,3 +216,20 @@ def test_the_local_row_is_the_local_run_measured_nearest_the_stores(results: Pat
     assert storage.planning_runs(results)[0].path == near
     shutil.rmtree(near)
     assert storage.planning_runs(results)[0].path != far  # the copied newest run is nearer than 3 days
+
+
+def test_the_canonical_table_says_per_row_what_its_figures_are(with_canonical: Path) -> None:
+    block = storage.canonical_table(with_canonical).split("\n\n")[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in block.splitlines()[2:]]
+    local = next((with_canonical / "reference" / "canonical").iterdir())
+    rounds = json.loads((local / "run.json").read_text())["protocol"]["repetitions"]
+    assert {r[-1] for r in rows if r[0] == "local disk"} == {f"median of {rounds} rounds"}
+    assert {r[-1] for r in rows if r[0] != "local disk"} == {"1 execution, no interval"}
+    assert "not the same protocol" in storage.canonical_table(with_canonical)
+
+
+def test_measured_as_names_the_rounds_and_the_missing_interval() -> None:
+    p = {"repetitions": 5, "executions": 2}
+    assert storage.measured_as(p, interval=True) == "median of 5 rounds (2 executed)"
+    one = {"repetitions": 1, "executions": 1}
+    assert storage.measured_as(one, interval=False) == "1 execution, no interval"

@@ -328,19 +328,34 @@ def canonical_table(results: Path) -> str:
     rows = []
     for c in (local, store):
         for variant in (c.initial, c.optimized):
+            intervals = [canonical.interval(c.versus_ci, variant, part) for part in stats.PARTS]
             cells = [
-                num(c.geomean(variant, part), 2) + "x" + canonical.interval(c.versus_ci, variant, part)
-                for part in stats.PARTS
+                num(c.geomean(variant, part), 2) + "x" + ci
+                for part, ci in zip(stats.PARTS, intervals, strict=True)
             ]
-            rows.append([place(c.run), f"`{canonical.setup(variant)}`", *cells])
+            how = measured_as(c.meta["protocol"], interval=all(intervals))
+            rows.append([place(c.run), f"`{canonical.setup(variant)}`", *cells, how])
     return render(
         "storage/canonical.md.j2",
-        geomeans=table(["data on", "setup", "planning", "execution", "total"], rows),
+        geomeans=table(["data on", "setup", "planning", "execution", "total", "measured"], rows),
+        protocols=[{"where": where(c.run), "p": c.meta["protocol"]} for c in (local, store)],
         study_initial=canonical.STUDY_INITIAL,
         totals=[{"ratio": c.geomean(c.initial, "total_ms"), "where": where(c.run)} for c in (local, store)],
         store=where(remote[-1]),
         per_file=per_file(remote[-1]),
     )
+
+
+def measured_as(protocol: dict, interval: bool) -> str:
+    """What a row's figures are, from its run's protocol (run.json): `median of 5 rounds` (with
+    how many executed when fewer did), or `1 execution` for a single round; `no interval` when
+    the row has none (too few values for a bootstrap)."""
+    rounds, executions = protocol["repetitions"], protocol["executions"]
+    if rounds == 1:
+        text = f"{executions} execution" + ("s" if executions > 1 else "") if executions else "1 round"
+    else:
+        text = f"median of {rounds} rounds" + (f" ({executions} executed)" if executions != rounds else "")
+    return text if interval else f"{text}, no interval"
 
 
 def per_file(run: Run) -> str:
