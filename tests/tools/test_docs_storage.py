@@ -233,3 +233,11 @@ def test_measured_as_names_the_rounds_and_the_missing_interval() -> None:
     assert storage.measured_as(p, interval=True) == "median of 5 rounds (2 executed)"
     one = {"repetitions": 1, "executions": 1}
     assert storage.measured_as(one, interval=False) == "1 execution, no interval"
+
+
+def test_the_added_latency_is_wall_time_per_request_not_a_requests_latency(results: Path) -> None:
+    text = storage.reading(results)
+    assert "ms of added wall time per request" in text
+    assert "ms each" not in text
+    assert "not the latency of a request: every round trip took 20 ms longer" in text
+    assert "so its requests were in flight together" in text  # 11.5 ms per request < 20 ms
