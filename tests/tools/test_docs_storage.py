@@ -241,3 +241,14 @@ def test_the_added_latency_is_wall_time_per_request_not_a_requests_latency(resul
     assert "ms each" not in text
     assert "not the latency of a request: every round trip took 20 ms longer" in text
     assert "so its requests were in flight together" in text  # 11.5 ms per request < 20 ms
+
+
+def test_planning_mds_note_on_the_store_quotes_the_claims_tables_ratios(results: Path) -> None:
+    rows = rows_of(storage.claims_table(results))
+    header = rows.pop("data on")
+    note = storage.planning_note(results)
+    for place, cells in rows.items():
+        narrow, wide = (cells[header.index(f"8 MB / Parquet, {w}")] for w in ("1d", "180d"))
+        assert f"{narrow} at 1d and {wide} at 180d" in note, place
+    assert "The added latency widens Iceberg's narrow-window gap" in note
+    assert "Parquet's line moves up" not in note

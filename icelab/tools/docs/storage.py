@@ -201,6 +201,47 @@ def claims_table(results: Path) -> str:
     return table(header, rows)
 
 
+def planning_note(results: Path) -> str:
+    """For docs/planning.md, beside its claim that Iceberg plans faster than Parquet only for wide
+    windows: what the same claim measured at each place (the 8 MB table over Parquet at the narrow
+    and wide windows, and Parquet's growth), from the runs of `planning_runs`."""
+    runs = planning_runs(results)
+    wide, narrow = planning.wide_narrow(runs[0])
+    places = []
+    for run in runs:
+        frame = planning.summary(run)
+
+        def over_parquet(window: str, frame: pd.DataFrame = frame) -> float:
+            return planning.median(frame, QUERY, EIGHT_MB, window) / planning.median(
+                frame, QUERY, PARQUET, window
+            )
+
+        places.append(
+            {
+                "where": where(run),
+                "latency": latency(run) if storage(run).get("kind") == "object" else None,
+                "narrow": over_parquet(narrow),
+                "wide": over_parquet(wide),
+                "parquet_growth": planning.growth(run, frame).loc[(QUERY, PARQUET), "planning_ratio"],
+            }
+        )
+    store = sorted((p for p in places if p["latency"] is not None), key=lambda p: p["latency"])
+    return render(
+        "storage/planning_note.md.j2",
+        query=QUERY,
+        local=runs[0].run_id,
+        narrow=narrow,
+        wide=wide,
+        places=places,
+        widens=len(store) > 1 and store[-1]["narrow"] > store[0]["narrow"],
+        slowest=store[-1],
+        fastest=store[0],
+        sent={v: sum(_requests(runs[-1], v, narrow).values()) for v in (EIGHT_MB, PARQUET)},
+        eight=EIGHT_MB,
+        parquet=PARQUET,
+    )
+
+
 def requests_table(results: Path) -> str:
     """Median S3 requests per plan (LIST, HEAD, GET) of each variant at the narrow and wide
     windows, per object-store run, with the delay proxy's own tally where there was one."""
@@ -398,4 +439,5 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "object-store-requests": requests_table,
     "object-store-reading": reading,
     "object-store-canonical": canonical_table,
+    "planning-on-store": planning_note,
 }
