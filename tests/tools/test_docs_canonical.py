@@ -133,3 +133,15 @@ def test_the_cost_of_going_first_compares_a_setup_with_itself(results: Path) -> 
     assert after.loc[key, "excess"] == pytest.approx(3 * before.loc[key, "excess"])
     assert after.drop(key)["excess"].equals(before.drop(key)["excess"])
     assert "(q19 `optimized`: " in canonical.reading(results)
+
+
+def test_the_protocol_gives_the_executed_rounds_range_and_mean_not_the_longest_alone(results: Path) -> None:
+    m = measurements(results)
+    rounds = canonical.round_minutes(m).xs(False, level="warmup")
+    executed = rounds[rounds.index.get_level_values("executed")]
+    text = canonical.protocol(results)
+    want = (
+        f"the {len(executed)} executed measured rounds took {executed.min():.1f} to {executed.max():.1f}"
+        f" minutes, mean {executed.mean():.1f}"
+    )
+    assert want in text

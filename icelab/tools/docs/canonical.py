@@ -267,11 +267,18 @@ def protocol(results: Path) -> str:
         dataset=_dataset(c.run),
         variants=len(c.meta["variants"]),
         queries=len(c.windows),
-        executed_round=executed.max() if len(executed) else None,
-        planned_round=planned.max() if len(planned) else None,
+        executed_round=_spread_of(executed),
+        planned_round=_spread_of(planned),
         cores=c.run.env()["machine"]["cores"],
         steady=steady_state(c),
     )
+
+
+def _spread_of(minutes: pd.Series) -> dict[str, float] | None:
+    """The shortest, longest and mean of the rounds' minutes, with their count; None for no round."""
+    if minutes.empty:
+        return None
+    return {"min": minutes.min(), "max": minutes.max(), "mean": minutes.mean(), "n": len(minutes)}
 
 
 def steady_state(c: Canonical) -> dict[str, object] | None:
