@@ -5,6 +5,7 @@ run's files is edited in a temporary directory."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -161,3 +162,19 @@ def test_faster_than_parquet_rests_on_the_interval_that_resamples_the_queries(re
     assert f"[{low:.2f}, {high:.2f}] with the queries resampled" in after
     table = canonical.versus_parquet(results)
     assert "`optimized`, queries resampled" in table and "hold the 23 queries fixed" in table
+
+
+def test_the_studys_execution_line_stands_beside_the_initial_execution_ratio(results: Path) -> None:
+    c = canonical.load(results)
+    text = canonical.claims(results)
+    execution = c.geomean(c.initial, "execution_ms")
+    quote = f'"{canonical.STUDY_EXECUTION}" Here `initial` executes in {execution:.2f}x'
+    assert quote in text
+    assert "switches off `spark.sql.iceberg.vectorization.enabled` and" in text
+    run_json = run_dir(results) / "run.json"
+    meta = json.loads(run_json.read_text())
+    meta["setups"]["initial"]["spark_conf"][canonical.VECTORIZATION] = True
+    run_json.write_text(json.dumps(meta))
+    canonical._load.cache_clear()
+    text = canonical.claims(results)
+    assert f"(it leaves `{canonical.VECTORIZATION}` on)" in text
