@@ -185,7 +185,7 @@ def claims_table(results: Path) -> str:
                 ratio(grown.loc[(QUERY, PARQUET), "planning_ratio"], None),
                 ratio(grown.loc[(QUERY, EIGHT_MB), "planning_ratio"], None),
                 *(ratio(med(AS_INGESTED, w) / med(EIGHT_MB, w), None) for w in (narrow, wide)),
-                *(ratio(med(EIGHT_MB, w) / med(PARQUET, w), None) for w in (narrow, wide)),
+                *(ratio(eight_over_parquet(frame, w), None) for w in (narrow, wide)),
             ]
         )
     wide, narrow = planning.wide_narrow(runs[0])
@@ -201,6 +201,11 @@ def claims_table(results: Path) -> str:
     return table(header, rows)
 
 
+def eight_over_parquet(frame: pd.DataFrame, window: str) -> float:
+    """The 8 MB table's median planning of `QUERY` over Parquet's at one window."""
+    return planning.median(frame, QUERY, EIGHT_MB, window) / planning.median(frame, QUERY, PARQUET, window)
+
+
 def planning_note(results: Path) -> str:
     """For docs/planning.md, beside its claim that Iceberg plans faster than Parquet only for wide
     windows: what the same claim measured at each place (the 8 MB table over Parquet at the narrow
@@ -210,18 +215,12 @@ def planning_note(results: Path) -> str:
     places = []
     for run in runs:
         frame = planning.summary(run)
-
-        def over_parquet(window: str, frame: pd.DataFrame = frame) -> float:
-            return planning.median(frame, QUERY, EIGHT_MB, window) / planning.median(
-                frame, QUERY, PARQUET, window
-            )
-
         places.append(
             {
                 "where": where(run),
                 "latency": latency(run) if storage(run).get("kind") == "object" else None,
-                "narrow": over_parquet(narrow),
-                "wide": over_parquet(wide),
+                "narrow": eight_over_parquet(frame, narrow),
+                "wide": eight_over_parquet(frame, wide),
                 "parquet_growth": planning.growth(run, frame).loc[(QUERY, PARQUET), "planning_ratio"],
             }
         )
