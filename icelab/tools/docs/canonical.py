@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.analysis import stats
+from icelab.analysis import effect_intervals, stats
 from icelab.analysis.rows import counted
 from icelab.analysis.stored_run import stored
 from icelab.bench.answers import verdict
@@ -486,7 +486,8 @@ def versus_parquet(results: Path) -> str:
         "canonical/versus.md.j2",
         table=table(header, rows),
         queries=len(c.windows),
-        shown={v: shown(c, v) for v in c.iceberg},
+        confidence=effect_intervals.CONFIDENCE,
+        shown={setup(v): shown(c, v) for v in c.iceberg},
     )
 
 
