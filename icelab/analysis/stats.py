@@ -148,13 +148,18 @@ def geomeans(per_query: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def geomean_intervals(measurements: pd.DataFrame, reference: str, confidence: float = 0.95) -> pd.DataFrame:
+def geomean_intervals(
+    measurements: pd.DataFrame, reference: str, confidence: float = 0.95, over_queries: bool = False
+) -> pd.DataFrame:
     """Per variant other than `reference`: the geometric mean over queries of its ratio to the
     reference (planning, execution, total as median planning + median execution), with a
-    bootstrap interval of the measurement noise (`effect_intervals.geomean_interval`): `<part>_geomean`,
-    `<part>_ci_low`, `<part>_ci_high`. Queries the reference lacks, or with failed rows only, are
-    left out."""
+    bootstrap interval of the measurement noise, the queries fixed (`effect_intervals.geomean_interval`),
+    or with `over_queries` of the queries and the noise (`effect_intervals.query_geomean_interval`):
+    `<part>_geomean`, `<part>_ci_low`, `<part>_ci_high`. Queries the reference lacks, or with failed
+    rows only, are left out."""
     from icelab.analysis import effect_intervals
+
+    bootstrap = effect_intervals.query_geomean_interval if over_queries else effect_intervals.geomean_interval
 
     ok = counted(measurements)
     values = {
@@ -174,7 +179,7 @@ def geomean_intervals(measurements: pd.DataFrame, reference: str, confidence: fl
                 for (q, w, var), v in values.items()
                 if var == variant and (q, w, reference) in values
             ]
-            est, low, high = effect_intervals.geomean_interval(cells, confidence)
+            est, low, high = bootstrap(cells, confidence)
             row |= {f"{part}_geomean": est, f"{part}_ci_low": low, f"{part}_ci_high": high}
         rows.append(row)
     return pd.DataFrame(rows)

@@ -27,6 +27,16 @@ def num(value: float | None, digits: int = 0) -> str:
     return MISSING if missing(value) else f"{value:,.{digits}f}"
 
 
+def short_count(value: float) -> str:
+    """A large count in a title, to two significant digits with a k or M suffix: `36k`, `200k`,
+    `1M`, `10M`, `1.5M`; below a thousand as `num`."""
+    for unit, scale in (("M", 1e6), ("k", 1e3)):
+        if value >= scale:
+            text = f"{float(f'{value / scale:.2g}'):g}"
+            return f"{text}{unit}"
+    return num(value)
+
+
 def signed(value: float) -> str:
     """A difference with its sign: `+5`, `-103`."""
     return f"{value:+,.0f}"

@@ -1,6 +1,7 @@
 """Task `metadata_scale`: planning at production file counts, on table states made of metadata
-only (icelab.datagen.metadata): 200k to 10M data-file entries, each manifest layout, each
-planning mode, every window. Planning only: the data files do not exist, so no query executes.
+only (icelab.datagen.metadata): the data-file entries of the states in conf/meta/ (meta_36k up to meta_10m),
+each manifest layout, each planning mode, every window. Planning only: the data files do not
+exist, so no query executes.
 
 Writes, under results/runs/metadata_scale/<run_id>/: measurements.parquet (the contract; the
 `dataset` column names the state, `setup` the planning mode), states.csv (per state and layout:

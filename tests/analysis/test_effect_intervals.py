@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from icelab.analysis import effect_intervals
 from icelab.analysis.comparison import compare
@@ -155,3 +156,42 @@ def test_two_variants_of_one_session_are_paired_round_by_round():
     assert found(compare(a, b)) == {}
     same = [interleaved(rng, {}) for _ in range(2)]
     assert found(compare([s[0] for s in same], [s[1] for s in same], paired=True)) == {}
+
+
+def _workload(ratios: list[float], noise: float, n: int = 5, seed: int = 1) -> list:
+    """One cell per query: Parquet's values around 100, the other side's around 100 * ratio."""
+    rng = np.random.default_rng(seed)
+    return [
+        ([100 * (1 + noise * rng.standard_normal(n))], [100 * r * (1 + noise * rng.standard_normal(n))])
+        for r in ratios
+    ]
+
+
+def test_resampling_the_queries_widens_the_interval_when_queries_differ_more_than_the_noise() -> None:
+    cells = _workload([0.6, 0.8, 1.0, 1.2, 1.5, 0.7, 1.3, 0.9], noise=0.01)
+    est, low, high = effect_intervals.geomean_interval(cells)
+    q_est, q_low, q_high = effect_intervals.query_geomean_interval(cells)
+    assert q_est == est  # one estimate, two intervals
+    assert q_low < low <= est <= high < q_high
+    assert q_low < 1 < q_high  # over queries like these, neither faster nor slower is shown
+
+
+def test_queries_with_one_ratio_give_a_narrow_interval_around_it() -> None:
+    cells = _workload([0.8] * 10, noise=0.01)
+    est, low, high = effect_intervals.query_geomean_interval(cells)
+    assert est == pytest.approx(0.8, rel=0.02)
+    assert 0.78 < low <= est <= high < 0.82
+
+
+def test_the_query_interval_is_seeded_and_needs_enough_queries() -> None:
+    cells = _workload([0.6, 0.8, 1.0, 1.2, 1.5], noise=0.05)
+    assert effect_intervals.query_geomean_interval(cells) == effect_intervals.query_geomean_interval(cells)
+    est, low, high = effect_intervals.query_geomean_interval(cells[:4])
+    assert not np.isnan(est) and np.isnan(low) and np.isnan(high)
+
+
+def test_a_part_with_too_few_values_stays_at_its_median_while_the_queries_are_resampled() -> None:
+    cells = [([np.array([100.0])], [np.array([100.0 * r])]) for r in (0.5, 1.0, 2.0, 1.5, 0.8)]
+    est, low, high = effect_intervals.query_geomean_interval(cells)
+    assert low < est < high  # single values: the spread is the queries' alone
+    assert low >= 0.5 and high <= 2.0

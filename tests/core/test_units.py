@@ -44,3 +44,12 @@ from icelab.core import units
 )
 def test_spelling(text: str, expected: str) -> None:
     assert text == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(36_000, "36k"), (200_000, "200k"), (1_000_000, "1M"), (10_000_000, "10M"), (1_500_000, "1.5M")]
+    + [(950, "950")],
+)
+def test_short_count(value: int, expected: str) -> None:
+    assert units.short_count(value) == expected

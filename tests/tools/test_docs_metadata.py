@@ -86,3 +86,15 @@ def test_runs_planned_with_aqe_set_differently_are_not_compared(results: Path) -
     env_json.write_text(json.dumps(env))
     with pytest.raises(ValueError, match="not planned alike: .* AQE off"):
         metadata.sitting_runs(results)
+
+
+def test_a_state_whose_cells_have_different_n_prints_each_cells_n(tmp_path: Path) -> None:
+    main = sorted((REFERENCE / metadata.EXPERIMENT).iterdir())[-1]
+    shutil.copytree(main, tmp_path / "reference" / metadata.EXPERIMENT / main.name)
+    text = metadata.planning_tables(tmp_path)
+    assert "too few for a spread or an interval" in text
+    ten = text.split("**`meta_10m")[1].split("**`")[0]
+    assert "(n = 1 to 3, each cell's in brackets)" in ten
+    assert "| `iceberg/as_ingested/local` | 84.45 (1) |" in ten
+    one = text.split("**`meta_1m")[1].split("**`")[0]
+    assert "(n = 2)" in one and " (2) |" not in one  # one n for the whole state: said once

@@ -134,3 +134,20 @@ def test_expiry_figures_come_from_the_timeline(tmp_path: Path) -> None:
     low = timeline["commit_probe_ms"].min()
     assert f"metadata-only commit stays at {low:.0f} to 123 ms" in notes
     assert "not with the dataset's own checksums" in notes  # what the run compares, said as it is
+
+
+def test_a_median_of_two_executions_prints_both_values_and_no_interval(eight: Path) -> None:
+    run = next((eight / "reference" / "manifest_8mb").iterdir())
+    m = measured(run)
+    done = m[
+        ~m["warmup"]
+        & (m["status"] == "ok")
+        & m["executed"]
+        & (m["query_id"] == planning.QUERY)
+        & (m["variant"] == planning.PARQUET)
+        & (m["window"] == "180d")
+    ]
+    text = planning.execution(eight)
+    each = ", ".join(f"{x / 1e3:,.1f}" for x in sorted(done["execution_ms"]))
+    assert f"on Parquet ({each})" in text
+    assert f"(median of {len(done)}, each execution in brackets: too few for a spread or an interval)" in text

@@ -216,3 +216,39 @@ def test_the_local_row_is_the_local_run_measured_nearest_the_stores(results: Pat
     assert storage.planning_runs(results)[0].path == near
     shutil.rmtree(near)
     assert storage.planning_runs(results)[0].path != far  # the copied newest run is nearer than 3 days
+
+
+def test_the_canonical_table_says_per_row_what_its_figures_are(with_canonical: Path) -> None:
+    block = storage.canonical_table(with_canonical).split("\n\n")[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in block.splitlines()[2:]]
+    local = next((with_canonical / "reference" / "canonical").iterdir())
+    rounds = json.loads((local / "run.json").read_text())["protocol"]["repetitions"]
+    assert {r[-1] for r in rows if r[0] == "local disk"} == {f"median of {rounds} rounds"}
+    assert {r[-1] for r in rows if r[0] != "local disk"} == {"1 execution, no interval"}
+    assert "not the same protocol" in storage.canonical_table(with_canonical)
+
+
+def test_measured_as_names_the_rounds_and_the_missing_interval() -> None:
+    p = {"repetitions": 5, "executions": 2}
+    assert storage.measured_as(p, interval=True) == "median of 5 rounds (2 executed)"
+    one = {"repetitions": 1, "executions": 1}
+    assert storage.measured_as(one, interval=False) == "1 execution, no interval"
+
+
+def test_the_added_latency_is_wall_time_per_request_not_a_requests_latency(results: Path) -> None:
+    text = storage.reading(results)
+    assert "ms of added wall time per request" in text
+    assert "ms each" not in text
+    assert "not the latency of a request: every round trip took 20 ms longer" in text
+    assert "so its requests were in flight together" in text  # 11.5 ms per request < 20 ms
+
+
+def test_planning_mds_note_on_the_store_quotes_the_claims_tables_ratios(results: Path) -> None:
+    rows = rows_of(storage.claims_table(results))
+    header = rows.pop("data on")
+    note = storage.planning_note(results)
+    for place, cells in rows.items():
+        narrow, wide = (cells[header.index(f"8 MB / Parquet, {w}")] for w in ("1d", "180d"))
+        assert f"{narrow} at 1d and {wide} at 180d" in note, place
+    assert "The added latency widens Iceberg's narrow-window gap" in note
+    assert "Parquet's line moves up" not in note

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.analysis import planning_model, planning_runs
+from icelab.analysis.effect_intervals import MIN_VALUES
 from icelab.analysis.rows import counted
 from icelab.analysis.stored_run import stored
 from icelab.charts.costmodel import ANCHORS
@@ -164,10 +165,23 @@ def planning_tables(results: Path) -> str:
     for dataset, part in cells.groupby("dataset", sort=False):
         order = part.drop_duplicates("window").sort_values("window_hours")["window"].tolist()
         grid = part.pivot(index="variant", columns="window", values="planning_ms")[order] / 1e3
-        rows = [[f"`{v}`", *(num(x, 2) for x in grid.loc[v])] for v in grid.index]
+        n = part.pivot(index="variant", columns="window", values="n")[order]
         rounds = [int(part["n"].min()), int(part["n"].max())]
-        states.append({"dataset": dataset, "rounds": rounds, "table": table(["variant", *order], rows)})
-    return render("metadata/planning.md.j2", provenance=provenance(run), states=states)
+        varies = rounds[0] != rounds[1]  # then each cell carries its own n
+
+        def shown(seconds: float, k: float, varies: bool = varies) -> str:
+            return num(seconds, 2) + (f" ({k:.0f})" if varies else "")
+
+        rows = [[f"`{v}`", *map(shown, grid.loc[v], n.loc[v])] for v in grid.index]
+        rendered = table(["variant", *order], rows)
+        states.append({"dataset": dataset, "rounds": rounds, "varies": varies, "table": rendered})
+    return render(
+        "metadata/planning.md.j2",
+        provenance=provenance(run),
+        states=states,
+        interval_n=MIN_VALUES,
+        few=all(st["rounds"][1] < MIN_VALUES for st in states),
+    )
 
 
 def modes_table(results: Path) -> str:
@@ -198,6 +212,7 @@ def modes_table(results: Path) -> str:
                     num(base["entries"]),
                     num(base["planning_ms"] / 1e3, 2),
                     num(rec["planning_ms"] / 1e3, 2),
+                    f"{base['n']:.0f} / {rec['n']:.0f}",
                     ratio(rec["planning_ms"] / base["planning_ms"]),
                 ]
             )

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from icelab.analysis import stats
+from icelab.analysis.effect_intervals import MIN_VALUES
 from icelab.analysis.stored_run import stored
 from icelab.bench.answers import verdict
 from icelab.core.runs import Run
@@ -88,6 +89,14 @@ def cell(frame: pd.DataFrame, query: str, variant: str, window: str) -> pd.Serie
 def median(frame: pd.DataFrame, query: str, variant: str, window: str, timing: str = "planning_ms") -> float:
     """The median of one timing of one case."""
     return float(cell(frame, query, variant, window)[f"{timing}_median"])
+
+
+def values(run: Run, query: str, variant: str, window: str, timing: str = "planning_ms") -> list[float]:
+    """The measured values behind one case's median (the rows that count), smallest first: what a
+    page prints beside a median of too few values for a spread."""
+    m = stored(run).counted()
+    rows = m[(m["query_id"] == query) & (m["variant"] == variant) & (m["window"] == window)]
+    return sorted(rows[timing].dropna().astype(float))
 
 
 def growth(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -308,6 +317,7 @@ def execution(results: Path) -> str:
             "name": plain(run, v),
             "parquet": v == PARQUET,
             "seconds": median(frame, QUERY, v, wide, "execution_ms") / 1e3,
+            "each": [x / 1e3 for x in values(run, QUERY, v, wide, "execution_ms")],
             "overhead": cost[v],
             "plain_ms": base[v],
         }
@@ -319,6 +329,7 @@ def execution(results: Path) -> str:
         query=QUERY,
         variants=variants,
         n=int(frame["execution_ms_n"].min()),
+        interval_n=MIN_VALUES,
         overhead_window=protocol["overhead_window"],
         overhead_pairs=protocol["overhead_pairs"],
         pairs={"min": overhead["overhead_ms"].min(), "max": overhead["overhead_ms"].max()},
