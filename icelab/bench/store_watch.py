@@ -5,9 +5,9 @@ A row is marked `faulted` when its measurement met a fault or S3A retried a requ
 then includes a retry's back-off or a stall, not only the work, so the rows that count leave it
 out of medians unless `protocol.keep_faulted` keeps it.
 
-A measurement that failed the way an unreachable store makes it fail, while the store does not
-answer, met an outage (`lost`): its error row is marked `faults=outage` and the store is given
-its bounded chance to come back (`Store.outage`) before the next measurement.
+A measurement that failed while the store does not answer met an outage (`lost`): its error row
+is marked `faults=outage`, and the store is given its bounded chance to come back
+(`Store.outage`) before the next measurement.
 """
 
 from __future__ import annotations
@@ -47,14 +47,10 @@ class StoreWatch:
         return row
 
     def lost(self, measured: Measurement) -> bool:
-        """Whether `measured` failed because the store stopped answering (checked only after an
-        error that reads so: a refused, reset or unanswered request)."""
-        return (
-            self.store is not None
-            and measured.status == "error"
-            and storage.unreachable(str(measured.error))
-            and not self.store.answers()
-        )
+        """Whether `measured` failed because the store stopped answering: asked of the store after
+        any error, since the error's own line may not say so (Iceberg's `Failed to refresh the
+        table` keeps the refused connection in a cause the row does not carry)."""
+        return self.store is not None and measured.status == "error" and not self.store.answers()
 
     def outage(self, during: str) -> str:
         """The store's bounded chance to come back (`Store.outage`): the line saying how it did.

@@ -203,14 +203,6 @@ class Storage:
 # What S3A's errors say, first line of the Java exception: refused keys, or no store there.
 _S3A_REFUSED = ("AccessDeniedException", "Status Code: 403", "InvalidAccessKeyId", "SignatureDoesNotMatch")
 _S3A_UNREACHABLE = ("UnknownHostException", "ConnectException", "Connection refused", "ConnectTimeout")
-# The SDK's words for a request that got no answer: through the delay proxy, a store that is gone
-# closes the connection the proxy accepted instead of refusing it.
-_S3A_NO_ANSWER = ("Unable to execute HTTP request", "failed to respond", "Connection reset")
-
-
-def unreachable(text: str) -> bool:
-    """Whether an S3A error reads like a store that does not answer (refused, reset, no reply)."""
-    return any(mark in text for mark in _S3A_UNREACHABLE + _S3A_NO_ANSWER)
 
 
 def s3a_error(text: str, uri: str, endpoint: str) -> str | None:
