@@ -626,7 +626,8 @@ def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
             proc.kill()
             stdout, stderr = proc.communicate(timeout=60)
         found = set((tmp / "results" / "runs" / "smoke").glob("*")) - before
-        print(f"{name}: exit {proc.returncode} after {time.monotonic() - t0:.0f} s")
+        said = [line for line in stderr.splitlines() if line.startswith("icelab:")]
+        print(f"{name}: exit {proc.returncode} after {time.monotonic() - t0:.0f} s", *said, sep="\n  ")
         out[name] = {
             "code": proc.returncode,
             "stdout": stdout,
