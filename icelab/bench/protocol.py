@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 from tqdm import tqdm
 
 from icelab.bench.measure import SessionEnded, measure, out_of_memory
-from icelab.bench.store_watch import StoreWatch
+from icelab.bench.store_watch import OUTAGE, StoreWatch
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
 from icelab.core import failpoints
@@ -198,11 +198,14 @@ def run_rounds(
     as its error row; `reopen` then gives the session the remaining cases run in. So does one
     that ran out of driver heap (its row begins `contract.OUT_OF_MEMORY`), when there is a
     `reopen`; without one the run goes on in the same session. With `fresh_jvm`, every
-    measurement gets a new session (`reopen`) first: a driver JVM of its own.
+    measurement gets a new session (`reopen`) first: a driver JVM of its own. A measurement that
+    failed because the store stopped answering is kept as its error row, marked `faults=outage`;
+    the store then has `storage.outage_wait_s` to come back (`StoreWatch.outage`) before the next.
 
     Raises:
         KeyboardInterrupt: after the measurement in flight when a stop was requested.
         UserError: a measurement ended the driver JVM and there is no `reopen`.
+        RunInterrupted: the store stopped answering and was not back within its bound.
     """
     plan = rounds(protocol)
     watch = StoreWatch(spark, data_uri)
@@ -239,8 +242,11 @@ def run_rounds(
         except SessionEnded as gone:
             measured, ended = gone.measurement, gone
         row = row_of(case, repetition, warmup, measured)
-        keep(row if ended else row | watch.since(before))
         where = f"{case.query_id} {case.variant.label} {case.window.name}"
+        lost = ended is None and watch.lost(measured)
+        keep(row if ended else row | watch.since(before) | (OUTAGE if lost else {}))
+        if lost:
+            print(f"icelab: {watch.outage(where)}", file=sys.stderr)
         if ended is not None:
             print(f"icelab: {where}: {ended}", file=sys.stderr)
             if reopen is None:

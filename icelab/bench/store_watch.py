@@ -4,6 +4,10 @@ the delay proxy dealt, read before and after each measurement (outside its timed
 A row is marked `faulted` when its measurement met a fault or S3A retried a request: its timing
 then includes a retry's back-off or a stall, not only the work, so the rows that count leave it
 out of medians unless `protocol.keep_faulted` keeps it.
+
+A measurement that failed while the store does not answer met an outage (`lost`): its error row
+is marked `faults=outage`, and the store is given its bounded chance to come back
+(`Store.outage`) before the next measurement.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from icelab.bench.measure import Measurement
 from icelab.core import object_store, storage
 
 
@@ -40,3 +45,22 @@ class StoreWatch:
         row["faults"] = ",".join(f"{k}={n}" for k, n in met.items()) or None
         row["faulted"] = bool(met) or bool(row.get("s3_retries"))
         return row
+
+    def lost(self, measured: Measurement) -> bool:
+        """Whether `measured` failed because the store stopped answering: asked of the store after
+        any error, since the error's own line may not say so (Iceberg's `Failed to refresh the
+        table` keeps the refused connection in a cause the row does not carry)."""
+        return self.store is not None and measured.status == "error" and not self.store.answers()
+
+    def outage(self, during: str) -> str:
+        """The store's bounded chance to come back (`Store.outage`): the line saying how it did.
+
+        Raises:
+            RunInterrupted: it did not.
+        """
+        assert self.store is not None
+        return self.store.outage(during)
+
+
+# What an outage's error row carries beside its error: marked, and left out of medians.
+OUTAGE = {"faults": "outage", "faulted": True}

@@ -4,7 +4,10 @@ where the timeout tests make a measurement hang.
 `ICELAB_KILL_AT=<point>[:<nth>][+<seconds>]` kills the process at the nth time (default the
 first) it reaches `<point>`, or that many seconds later while it carries on, which lands the
 kill inside whatever follows (an Iceberg commit, a Spark write). Unset, a point costs one
-dictionary lookup. Nothing is cleaned up or flushed: that is the point.
+dictionary lookup. Nothing is cleaned up or flushed: that is the point. With `@<program>`
+appended, what is killed is not the process but every process below it running `<program>`
+(`ICELAB_KILL_AT=protocol.measurement:3@radosgw`: the object store's gateway dies, as a crashed
+server would, while the run goes on).
 
 `ICELAB_STALL_AT=<point>[:<nth>]+<seconds>[@jvm]` holds the nth arrival at a `stall` point for
 that many seconds: in Python, as a py4j call that heeds no interrupt would (it returns early
@@ -18,6 +21,7 @@ serving this Python thread for an array larger than any test heap, so the JVM th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -26,19 +30,30 @@ import time
 from collections import Counter
 from typing import Any
 
+from icelab.core import supervisor
 from icelab.core.jvm import jvm_running
 
 ENV = "ICELAB_KILL_AT"
 STALL_ENV = "ICELAB_STALL_AT"
 OOM_ENV = "ICELAB_OOM_AT"
-_SPEC = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?(?:\+(?P<delay>\d+(?:\.\d+)?))?")
+_SPEC = re.compile(
+    r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?(?:\+(?P<delay>\d+(?:\.\d+)?))?(?:@(?P<program>[\w.-]+))?"
+)
 _STALL = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?\+(?P<seconds>\d+(?:\.\d+)?)(?P<jvm>@jvm)?")
 _OOM = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?")
 _hits: Counter[str] = Counter()
 
 
-def _kill() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
+def _kill(program: str | None = None) -> None:
+    """SIGKILL this process, or with `program` every process below it that runs it."""
+    if program is None:
+        os.kill(os.getpid(), signal.SIGKILL)
+        return
+    for pid in supervisor.descendants([os.getpid()]):
+        args = supervisor.cmdline(pid)
+        if args and os.path.basename(args[0]) == program:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _chosen(env: str, spec: re.Pattern[str], name: str) -> re.Match[str] | None:
@@ -59,11 +74,11 @@ def point(name: str) -> None:
     if match is None:
         return
     if match["delay"]:
-        timer = threading.Timer(float(match["delay"]), _kill)
+        timer = threading.Timer(float(match["delay"]), _kill, (match["program"],))
         timer.daemon = True
         timer.start()
     else:
-        _kill()
+        _kill(match["program"])
 
 
 def stall(name: str, spark: Any) -> None:

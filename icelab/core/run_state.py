@@ -2,7 +2,8 @@
 
 Every run directory gets `run.json` with `status: running`, the process id and host the moment
 it is created, and the process holds an exclusive lock on the directory's `.lock` file for as
-long as the run is open. The run then ends as `complete`, `failed` or `interrupted` (Ctrl-C).
+long as the run is open. The run then ends as `complete`, `failed` or `interrupted` (Ctrl-C, or
+its object store stopped answering).
 A process killed outright (kill -9, out of memory, power) writes nothing, but the kernel drops
 its lock; so a run that says `running` while nobody holds its lock is `abandoned`, and the next
 run started on the same results directory marks it `interrupted` for good (`reap`). Readers
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from icelab.core.errors import RunInterrupted
 from icelab.core.results import write_json
 
 RUN_JSON = "run.json"
@@ -185,11 +187,25 @@ def reap(results_dir: Path, salvage: Callable[[Path], Any] | None = None) -> lis
     return reaped
 
 
+# Checks that may find, for a run failing with an exception, a cause outside the run that ends it
+# `interrupted` instead (the object store stopped answering); registered by whoever can tell,
+# so that this module, which the readers of stored runs import, loads no store and no Spark.
+_outside_causes: list[Callable[[BaseException], RunInterrupted | None]] = []
+
+
+def register_outside_cause(check: Callable[[BaseException], RunInterrupted | None]) -> None:
+    """Have every failing run asked `check(exc)`; a `RunInterrupted` it returns ends the run."""
+    if check not in _outside_causes:
+        _outside_causes.append(check)
+
+
 def tracked(func: F) -> F:
     """Decorate an experiment's `run(cfg)`: every run it opens ends with a status.
 
-    Returns normally: complete. Ctrl-C: interrupted, one line, exit status 130. Any other
-    exception: failed, with the error, and the exception propagates.
+    Returns normally: complete. Ctrl-C: interrupted, one line, exit status 130. `RunInterrupted`
+    (its store stopped answering), or any failure while the object store does not answer:
+    interrupted, one line, exit status 3. Any other exception: failed, with the error, and the
+    exception propagates.
     """
 
     @functools.wraps(func)
@@ -202,13 +218,24 @@ def tracked(func: F) -> F:
                 finish(run_dir, status, **fields)
             return mine
 
+        def interrupted(exc: RunInterrupted) -> SystemExit:
+            mine = end(INTERRUPTED, ended=str(exc))
+            kept = "; ".join(f"{read(d).get('rows', 0)} rows kept in {d}" for d in mine)
+            print(f"icelab: {exc}; run interrupted{', ' if kept else ''}{kept}", file=sys.stderr)
+            return SystemExit(3)
+
         try:
             result = func(*args, **kwargs)
         except KeyboardInterrupt:
             for run_dir in end(INTERRUPTED):
                 print(f"icelab: interrupted: what was measured is kept in {run_dir}", file=sys.stderr)
             raise SystemExit(130) from None
+        except RunInterrupted as exc:
+            raise interrupted(exc) from None
         except BaseException as exc:
+            outage = next(filter(None, (cause(exc) for cause in _outside_causes)), None)
+            if outage is not None:
+                raise interrupted(outage) from None
             end(FAILED, error=repr(exc)[:500])
             raise
         end(COMPLETE)

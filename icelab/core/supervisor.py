@@ -320,6 +320,14 @@ class Supervisor:
                 raise UserError(self.not_ready(waiting_for))
             time.sleep(POLL_S)
 
+    def drop(self, role: str) -> None:
+        """Stop the daemons of `role` that still run (and what they started), and forget them,
+        so that one can be launched again in their place."""
+        gone = [d for d in self.daemons if d.role == role]
+        terminate([Proc(d.proc.pid, d.started) for d in gone], [d.proc for d in gone], self.grace_s)
+        self.daemons = [d for d in self.daemons if d.role != role]
+        self.save()
+
     def stop(self) -> None:
         """Stop every daemon (and what it started), forget them, delete the state file."""
         daemons = list(reversed(self.daemons))

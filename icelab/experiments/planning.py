@@ -61,6 +61,13 @@ def _fmt(value: Any, unstable: bool = False) -> str:
     return f"{value:,.0f}{'~' if unstable else ''}"
 
 
+def _cells(part: pd.DataFrame, windows: list[str]) -> pd.DataFrame:
+    """`part`'s cells by variant and window; "-" where no row counts (its one round failed: an
+    error row, a store outage)."""
+    table = part.pivot(index="variant", columns="window", values="cell")
+    return table.reindex(columns=windows, fill_value="-").fillna("-")
+
+
 def report(
     summary: pd.DataFrame, growth: pd.DataFrame, overhead: pd.DataFrame, ratio: tuple[str, str]
 ) -> str:
@@ -74,7 +81,7 @@ def report(
                 for v, u in zip(part["planning_ms_median"], part["planning_ms_unstable"], strict=True)
             ]
         )
-        table = cells.pivot(index="variant", columns="window", values="cell").reindex(columns=order)
+        table = _cells(cells, order)
         lines += [f"{query}: median planning ms (~ may be unstable: IQR > threshold)", table.to_string(), ""]
         man = part[part["format"] == "iceberg"].assign(
             cell=lambda d: [
@@ -83,7 +90,7 @@ def report(
             ]
         )
         if not man.empty:
-            table = man.pivot(index="variant", columns="window", values="cell").reindex(columns=order)
+            table = _cells(man, order)
             lines += [f"{query}: manifests scanned / total", table.to_string(), ""]
     wide, narrow = ratio
     lines.append(f"planning growth {wide} / {narrow} (harness; Iceberg's own clock)")

@@ -591,3 +591,117 @@ def test_a_monitor_never_ready_ends_at_the_start_deadline(tmp_path, monkeypatch)
     fake_ceph(tmp_path, monkeypatch, 10_000, "Error EPERM: problem getting command descriptions from mon.")
     with pytest.raises(UserError, match=r"object store: ceph not ready within storage.start_timeout_s=2 s"):
         stand_in(tmp_path, timeout_s=2.0)._ceph("osd", "new", "x")
+
+
+# The store dies mid-run: RGW killed by a failpoint (`@radosgw`: the run's own radosgw gets
+# SIGKILL after a chosen measurement), once with no time to come back, then with a restart.
+
+
+# Bound on each run: a micro run with one outage takes about a minute; one that does not notice
+# the store is gone fails every measurement left after some 21 s of S3A retries each (minutes).
+OUTAGE_RUN_S = 180
+
+
+@pytest.fixture(scope="module")
+def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """Two micro runs on the `runs` store (its data reused), RGW killed after a measurement:
+    `lost` with storage.outage_wait_s=0 (no restart: the run ends), then `back` with the default
+    bound (radosgw restarted) on the same results, which must start clean. Each run's outcome,
+    its run directory, and the processes still carrying its mark in their environment."""
+    tmp = tmp_path_factory.mktemp("outage")
+    out = {}
+    for name, kill_at, extra in (
+        ("lost", "protocol.measurement:2@radosgw", ["storage.outage_wait_s=0"]),
+        ("back", "protocol.measurement:3@radosgw", ["protocol.repetitions=1"]),
+    ):
+        mark = f"icelab-outage-{name}-{os.getpid()}"
+        before = set((tmp / "results" / "runs" / "smoke").glob("*"))
+        t0 = time.monotonic()
+        proc = run_py(
+            *micro(tmp),
+            "storage=object",
+            f"storage.dir={runs['store']}",
+            *extra,
+            env=os.environ | {"ICELAB_KILL_AT": kill_at, "ICELAB_TEST_MARK": mark},
+        )
+        try:
+            stdout, stderr = proc.communicate(timeout=OUTAGE_RUN_S)
+        except subprocess.TimeoutExpired:  # a run that does not notice: ended here, and failed below
+            proc.kill()
+            stdout, stderr = proc.communicate(timeout=60)
+        found = set((tmp / "results" / "runs" / "smoke").glob("*")) - before
+        said = [line for line in stderr.splitlines() if line.startswith("icelab:")]
+        print(f"{name}: exit {proc.returncode} after {time.monotonic() - t0:.0f} s", *said, sep="\n  ")
+        out[name] = {
+            "code": proc.returncode,
+            "stdout": stdout,
+            "stderr": stderr,
+            "seconds": time.monotonic() - t0,
+            "run": found.pop() if found else None,
+            "left": carrying(mark),
+        }
+    return out
+
+
+def carrying(mark: str) -> list[int]:
+    """Pids of live processes with `ICELAB_TEST_MARK=mark` in their environment: whatever a run
+    started (its driver JVM, Ceph's daemons) inherits it."""
+    needle = f"ICELAB_TEST_MARK={mark}".encode()
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if needle in Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0"):
+                found.append(proc.pid)
+        except (OSError, psutil.Error):
+            continue
+    return found
+
+
+def rows_of(run: Path) -> pd.DataFrame:
+    return pq.read_table(run / "measurements.parquet").to_pandas()
+
+
+@needs_ceph
+def test_a_store_that_does_not_come_back_ends_the_run_interrupted_in_one_line(outages, runs):
+    lost = outages["lost"]
+    assert lost["code"] == 3, lost["stderr"][-3000:]
+    lines = [line for line in lost["stderr"].splitlines() if line.startswith("icelab:")]
+    assert "Traceback" not in lost["stderr"] and len(lines) == 1, lost["stderr"][-3000:]
+    # RGW died after the 2nd measurement: the 3rd failed, and is kept, marked.
+    assert re.fullmatch(
+        r"icelab: the object store at http://127\.0\.0\.1:\d+ stopped answering during \S+ \S+ \S+; "
+        r"not back within storage\.outage_wait_s=0 s; run interrupted, 3 rows kept in \S+",
+        lines[0],
+    ), lines[0]
+    assert lines[0].endswith(str(lost["run"]))
+    rows = rows_of(lost["run"])
+    assert rows["status"].tolist() == ["ok", "ok", "error"]
+    assert rows["faults"].tolist()[-1] == "outage" and rows["faulted"].tolist() == [False, False, True]
+    record = json.loads((lost["run"] / "run.json").read_text())
+    assert (record["status"], record["rows"]) == ("interrupted", 3)
+    assert "stopped answering" in record["ended"]
+    assert lost["left"] == [] and daemons_of(runs["store"]) == []  # no JVM, no Ceph daemon
+    assert not (runs["store"] / rgw.PIDS).exists()
+
+
+@needs_ceph
+def test_a_store_restarted_within_the_bound_lets_the_run_finish(outages, runs):
+    back = outages["back"]
+    assert back["code"] == 0, back["stderr"][-3000:]
+    assert re.search(
+        r"icelab: the object store at http://127\.0\.0\.1:\d+ stopped answering during .+; "
+        r"radosgw restarted after [\d.]+ s, measuring goes on",
+        back["stderr"],
+    ), back["stderr"][-3000:]
+    rows = rows_of(back["run"])
+    assert len(rows) == 8  # every planned measurement (one round): the run went on after the restart
+    failed = rows[rows["status"] != "ok"]
+    assert len(failed) == 1 and failed.index[0] == 3 and failed["faults"].tolist() == ["outage"]
+    assert rows["faulted"].sum() == 1  # only the outage's row leaves the medians
+    # The contract's validator names the failed measurement, as it does any error row.
+    assert [finding.split(",")[0] for finding in validate(back["run"])] == ["1 failed measurements"]
+    record = json.loads((back["run"] / "run.json").read_text())
+    assert (record["status"], record["answers_agree"]) == ("complete", True)
+    # The interrupted run before it stays interrupted; nothing of either is left running.
+    assert json.loads((outages["lost"]["run"] / "run.json").read_text())["status"] == "interrupted"
+    assert back["left"] == [] and daemons_of(runs["store"]) == []

@@ -47,6 +47,9 @@ class StorageConfig(_Strict):
     dir: str = Field(default="data/object-store", min_length=1, description="RGW's state and logs")
     capacity_gb: float = Field(default=20, gt=0, description="the RGW OSD's sparse block file")
     start_timeout_s: float = Field(default=180, gt=0)
+    outage_wait_s: float = Field(
+        default=60, ge=0, le=3600, description="how long a store that stopped answering may take to return"
+    )
     access_key_env: str = Field(default="ICELAB_S3_ACCESS_KEY", min_length=1)
     secret_key_env: str = Field(default="ICELAB_S3_SECRET_KEY", min_length=1)
     region: str = Field(default="us-east-1", min_length=1)

@@ -6,6 +6,10 @@ keys and the bucket are checked (`s3.py`: one line instead of a Java stack trace
 `storage.latency_ms` a delay proxy (`proxy.py`) is put between Spark and the store. The store
 then gives Spark its S3A settings and jars, DuckDB its S3 secret, and env.json its record.
 
+A store that stops answering mid-run is given `storage.outage_wait_s` to come back (`outage`):
+RGW icelab started gets radosgw restarted once (its data is on the OSD, untouched), an external
+store is waited for; if it is not back by then the run ends `interrupted` (`RunInterrupted`).
+
 One store per process at a time, like the Spark session: `open_store` starts it, `close` (called
 when the run ends, and at exit) stops it. The RGW state directory is held under an exclusive
 lock for as long as the run uses it, so two runs never start two clusters on one directory.
@@ -19,15 +23,16 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from icelab.core import locks, storage
+from icelab.core import locks, run_state, storage
 from icelab.core.config.storage import StorageConfig
-from icelab.core.errors import UserError
+from icelab.core.errors import RunInterrupted, UserError
 from icelab.core.object_store import rgw, s3
 from icelab.core.object_store.proxy import DelayProxy, FaultPlan
 
@@ -149,6 +154,42 @@ class Store:
 
         return fields
 
+    def answers(self) -> bool:
+        """Whether the S3 server answers HTTP at all (any status will do); 2 s at most."""
+        try:
+            s3.request(self.server, "HEAD", "/", timeout_s=2)
+        except UserError:
+            return False
+        return True
+
+    def outage(self, during: str) -> str:
+        """The store stopped answering during `during`: bring it back within `storage.outage_wait_s`,
+        restarting radosgw once when icelab started it, else waiting for it to answer.
+
+        Returns:
+            The line saying how it came back.
+
+        Raises:
+            RunInterrupted: not back within the bound (0: at once, no restart); one line.
+        """
+        wait, t0 = self.config.outage_wait_s, time.monotonic()
+        lost = f"the object store at {self.server.url} stopped answering during {during}"
+        why = ""
+        if wait and self.rgw is not None:
+            try:
+                self.rgw.restart_gateway(t0 + wait)
+            except UserError as exc:
+                why = f" (restarting radosgw: {exc})"
+        # Polled only while someone else may bring it back: a restart that failed has no one.
+        while not why and not self.answers():
+            if time.monotonic() - t0 >= wait:
+                break
+            time.sleep(0.5)
+        if why or not self.answers():
+            raise RunInterrupted(f"{lost}; not back within storage.outage_wait_s={wait:g} s{why}")
+        how = "radosgw restarted" if self.rgw is not None else "it answers again"
+        return f"{lost}; {how} after {time.monotonic() - t0:.1f} s, measuring goes on"
+
     def record(self) -> dict[str, Any]:
         """What env.json says of the store: kind, server, endpoints, latency (never a key)."""
         return {
@@ -194,6 +235,17 @@ def record(cfg: StorageConfig, data_dir: str) -> dict[str, Any]:
     if _active is not None:
         return _active.record()
     return {"kind": cfg.kind, "data_dir": data_dir, "latency_ms": 0, "latency_mechanism": "none"}
+
+
+def outage_of(exc: BaseException) -> RunInterrupted | None:
+    """A run that failed with `exc` outside a measurement while its store does not answer: the
+    store's outage is the cause (a Java stack trace through S3A would hide it); None otherwise."""
+    if _active is None or isinstance(exc, (KeyboardInterrupt, SystemExit)) or _active.answers():
+        return None
+    return RunInterrupted(
+        f"the object store at {_active.server.url} stopped answering ({type(exc).__name__} "
+        "outside the measurements)"
+    )
 
 
 def _credentials(cfg: StorageConfig) -> tuple[str, str]:
@@ -293,3 +345,4 @@ def _stop_on_sigterm() -> None:
 
 
 atexit.register(close)
+run_state.register_outside_cause(outage_of)

@@ -235,6 +235,21 @@ class Rgw:
             state["ready"] = True
             self._write_state(state)
 
+    def restart_gateway(self, deadline: float) -> None:
+        """Start radosgw again on its port, the monitor and the OSD (and so the data) untouched;
+        wait until it answers HTTP.
+
+        Args:
+            deadline: a `time.monotonic()` value the restart must be done by.
+
+        Raises:
+            UserError: a daemon of the cluster exited, or radosgw did not answer by `deadline`.
+        """
+        self.daemons.drop("radosgw")
+        self.deadline = deadline
+        self._spawn("radosgw", "-c", str(self.conf), "-n", RGW_NAME, "-f")
+        self._wait_http()
+
     def _state(self) -> dict:
         try:
             return json.loads((self.state_dir / STATE).read_text())
