@@ -598,8 +598,14 @@ def test_a_monitor_never_ready_ends_at_the_start_deadline(tmp_path, monkeypatch)
 
 
 # Bound on each run: a micro run with one outage takes about a minute; one that does not notice
-# the store is gone fails every measurement left after some 21 s of S3A retries each (minutes).
+# the store is gone fails every measurement left after its S3A retries (minutes).
 OUTAGE_RUN_S = 180
+# One attempt per S3 request in these runs: the failed measurement's retries against a store that
+# is gone only add wall time to the suite (engine.conf overrides the store's own S3A settings).
+ONE_ATTEMPT = [
+    "++engine.conf.spark.hadoop.fs.s3a.attempts.maximum=1",
+    "++engine.conf.spark.hadoop.fs.s3a.retry.limit=1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -621,6 +627,7 @@ def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
             *micro(tmp),
             "storage=object",
             f"storage.dir={runs['store']}",
+            *ONE_ATTEMPT,
             *extra,
             env=os.environ | {"ICELAB_KILL_AT": kill_at, "ICELAB_TEST_MARK": mark},
         )
