@@ -39,9 +39,10 @@ class StoreWatch:
         if self.requests is None:
             return {"faulted": False}
         s3_before, faults_before = before
-        s3, faults = self.snapshot()
-        row: dict[str, Any] = {col: s3[col] - s3_before.get(col, 0) for col in s3}
-        met = {k: n - faults_before.get(k, 0) for k, n in faults.items() if n - faults_before.get(k, 0)}
+        row: dict[str, Any] = self.requests.since(s3_before)
+        faults = self.store.faults() if self.store is not None else {}
+        met = {k: n - faults_before.get(k, 0) for k, n in faults.items()}
+        met = {k: n for k, n in met.items() if n}
         row["faults"] = ",".join(f"{k}={n}" for k, n in met.items()) or None
         row["faulted"] = bool(met) or bool(row.get("s3_retries"))
         return row
