@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from icelab.analysis import canonical_claims, canonical_run
 from icelab.core.contract import MEASUREMENTS, SCHEMA, read_measurements
 from icelab.tools.docs import canonical
 
@@ -28,7 +29,7 @@ def results(tmp_path: Path) -> Path:
     for experiment in ("canonical", "manifest_8mb"):
         for run in (REFERENCE / experiment).iterdir():
             shutil.copytree(run, tmp_path / "reference" / experiment / run.name)
-    canonical._load.cache_clear()
+    canonical_run._load.cache_clear()
     return tmp_path
 
 
@@ -44,7 +45,7 @@ def store(results: Path, frame: pd.DataFrame) -> None:
     pq.write_table(
         pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False), run_dir(results) / MEASUREMENTS
     )
-    canonical._load.cache_clear()
+    canonical_run._load.cache_clear()
 
 
 def expected_ratios(frame: pd.DataFrame) -> pd.Series:
@@ -74,12 +75,12 @@ def test_the_per_query_ratio_is_median_planning_plus_median_execution(results: P
     got = table_ratios(results)
     assert len(got) == len(want) == 23
     for query_id, value in want.items():
-        assert got[canonical.short(query_id)] == f"{value:.2f}x", query_id
+        assert got[canonical_run.short(query_id)] == f"{value:.2f}x", query_id
     # Not the median of the executed rounds' total_ms: that definition gives other figures.
     executed = frame[~frame["warmup"] & frame["executed"] & (frame["status"] == "ok")]
     totals = executed.groupby(["query_id", "variant"])["total_ms"].median()
     other = totals.xs(OPTIMIZED, level="variant") / totals.xs(PARQUET, level="variant")
-    assert any(f"{other[q]:.2f}x" != got[canonical.short(q)] for q in want.index)
+    assert any(f"{other[q]:.2f}x" != got[canonical_run.short(q)] for q in want.index)
 
 
 def test_the_per_query_ratio_follows_the_planning_medians(results: Path) -> None:
@@ -101,7 +102,7 @@ def test_the_faster_count_follows_the_data(results: Path) -> None:
     count, total = faster_sentence(results)
     want = expected_ratios(frame)
     assert (count, total) == (int((want < 1).sum()), 23)
-    assert canonical.faster(canonical.load(results)) == (count, total)
+    assert canonical_run.faster(canonical.load(results)) == (count, total)
 
     # The query faster on Iceberg by the least: make its optimized execution 4x and it no longer is.
     query = want[want < 1].idxmax()
@@ -118,7 +119,7 @@ def test_the_cost_of_going_first_compares_a_setup_with_itself(results: Path) -> 
     """Triple q19's optimized executions in the rounds where it ran first of q19's variants: its
     order effect grows threefold, the sentence names it, and no other cell moves."""
     c = canonical.load(results)
-    before = canonical.order_effect(c).set_index(["query_id", "variant"])
+    before = canonical_run.order_effect(c).set_index(["query_id", "variant"])
     frame = measurements(results)
     executed = frame[~frame["warmup"] & frame["executed"] & (frame["status"] == "ok")].sort_values(
         "measured_utc"
@@ -129,7 +130,7 @@ def test_the_cost_of_going_first_compares_a_setup_with_itself(results: Path) -> 
     assert len(rows) >= 1
     frame.loc[rows, "execution_ms"] *= 3
     store(results, frame)
-    after = canonical.order_effect(canonical.load(results)).set_index(["query_id", "variant"])
+    after = canonical_run.order_effect(canonical.load(results)).set_index(["query_id", "variant"])
     key = (q19, OPTIMIZED)
     assert after.loc[key, "excess"] == pytest.approx(3 * before.loc[key, "excess"])
     assert after.drop(key)["excess"].equals(before.drop(key)["excess"])
@@ -138,7 +139,7 @@ def test_the_cost_of_going_first_compares_a_setup_with_itself(results: Path) -> 
 
 def test_the_protocol_gives_the_executed_rounds_range_and_mean_not_the_longest_alone(results: Path) -> None:
     m = measurements(results)
-    rounds = canonical.round_minutes(m).xs(False, level="warmup")
+    rounds = canonical_run.round_minutes(m).xs(False, level="warmup")
     executed = rounds[rounds.index.get_level_values("executed")]
     text = canonical.protocol(results)
     want = (
@@ -155,7 +156,7 @@ def test_faster_than_parquet_rests_on_the_interval_that_resamples_the_queries(re
     width = row["total_ms_ci_high"] - row["total_ms_ci_low"]
     assert width > noise["total_ms_ci_high"] - noise["total_ms_ci_low"]
     assert noise["total_ms_ci_high"] < 1 < row["total_ms_ci_high"]  # faster with the queries fixed only
-    assert canonical.shown(c, OPTIMIZED) is None
+    assert canonical_run.shown(c, OPTIMIZED) is None
     after = canonical.claims(results).split("*After the optimizations")[1].split("*Planning")[0]
     assert "not established" in after and "on average, yes" not in after
     low, high = row["total_ms_ci_low"], row["total_ms_ci_high"]
@@ -168,13 +169,13 @@ def test_the_studys_execution_line_stands_beside_the_initial_execution_ratio(res
     c = canonical.load(results)
     text = canonical.claims(results)
     execution = c.geomean(c.initial, "execution_ms")
-    quote = f'"{canonical.STUDY_EXECUTION}" Here `initial` executes in {execution:.2f}x'
+    quote = f'"{canonical_claims.STUDY_EXECUTION}" Here `initial` executes in {execution:.2f}x'
     assert quote in text
     assert "switches off `spark.sql.iceberg.vectorization.enabled` and" in text
     run_json = run_dir(results) / "run.json"
     meta = json.loads(run_json.read_text())
-    meta["setups"]["initial"]["spark_conf"][canonical.VECTORIZATION] = True
+    meta["setups"]["initial"]["spark_conf"][canonical_run.VECTORIZATION] = True
     run_json.write_text(json.dumps(meta))
-    canonical._load.cache_clear()
+    canonical_run._load.cache_clear()
     text = canonical.claims(results)
-    assert f"(it leaves `{canonical.VECTORIZATION}` on)" in text
+    assert f"(it leaves `{canonical_run.VECTORIZATION}` on)" in text
