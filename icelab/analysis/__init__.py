@@ -12,4 +12,11 @@ commands (which draw and print what is computed here); it never starts Spark.
     planning_model    the cost model: fit, prediction, holdout check, repeat spread
     manifest_layouts  a table described by its size: layouts, what a window reads, prediction
     planning_runs     the stored runs the cost model is fitted on and checked against
+    canonical_run     a canonical run with the figures the experiment computes, and their lookups
+    canonical_plan    what its plans show: leaf fields, plan facts, pushdown, vectorized queries
+    canonical_protocol  how it measured: setups, protocol, rounds, answers, its run's facts
+    canonical_versus  its setups against Parquet and initial, per query, and the page's reading
+    canonical_claims  which of the study's claims it reproduces, as the figures that decide each
+    effect_checks     stored effect checks (A against A, planted slowdowns, real settings) counted
+    stored_comparisons  stored `icelab compare` tables: what can be flagged, what one setting did
 """

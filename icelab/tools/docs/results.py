@@ -1,176 +1,44 @@
 """docs/results.md's generated blocks: what `icelab compare` can flag, and the stored run
-comparisons of results/reference/comparisons/ (their CSVs are the result; the runs are not kept).
-
-Session labels (A, A2, B1, ...) and run ids come from that directory's README: its table names
-each CSV's pair (`| \\`file.csv\\` | A vs B2 | ...`) and its commands end in `# <label> <run id>`.
+comparisons of results/reference/comparisons/ (their CSVs are the result; the runs are not kept),
+counted by `icelab.analysis.stored_comparisons` and rendered by templates/results/.
 """
 
 from __future__ import annotations
 
-import inspect
-import math
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
-from icelab.analysis import comparison
+from icelab.analysis import stored_comparisons
 from icelab.tools import compare
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import default_protocol, reference_run
 
 COMPARISONS = "comparisons"
-# The stored comparisons by what they compare (file stems under results/reference/comparisons/).
-SAME_CONFIG = ("same_config", "same_config_cached")
-FILE_CACHE = ("file_cache", "file_cache_2", "file_cache_3", "file_cache_4")
-METADATA_CACHE = "metadata_cache"
-FLAGGED = (comparison.REGRESSION, comparison.IMPROVEMENT)
-DEFAULTS = inspect.signature(comparison.compare).parameters  # `icelab compare`'s alpha and min_change
+# The run whose repetitions say what a comparison of today's reference runs can reach.
+EXPERIMENT = "canonical"
 
 
-@dataclass(frozen=True)
-class Comparisons:
-    """The stored comparison tables and the README's pairs and run ids."""
-
-    tables: dict[str, pd.DataFrame]  # by file stem
-    pairs: dict[str, tuple[str, str]]  # file stem -> (label a, label b)
-    runs: dict[str, str]  # label -> run id
-
-    def table(self, stem: str) -> pd.DataFrame:
-        if stem not in self.tables:
-            raise FileNotFoundError(f"results/reference/{COMPARISONS}/{stem}.csv is not stored")
-        return self.tables[stem]
-
-    def pair(self, stem: str) -> str:
-        a, b = self.pairs[stem]
-        return f"{a} vs {b}"
-
-
-def comparisons(results: Path) -> Comparisons:
-    """Every stored comparison table, with the pairs and run ids its README names.
-
-    Raises:
-        FileNotFoundError: when the directory or its README is missing.
-        ValueError: when the README names no pair or no run id.
-    """
-    where = results / "reference" / COMPARISONS
-    readme = (where / "README.md").read_text()
-    pairs = {
-        m.group(1): (m.group(2), m.group(3))
-        for m in re.finditer(r"^\| `(\w+)\.csv` \| (\w+) vs (\w+) \|", readme, re.M)
-    }
-    runs = {m.group(1): m.group(2) for m in re.finditer(r"#\s+(\w+)\s+(\d{8}T\d{6}Z-\w+)\s*$", readme, re.M)}
-    if not pairs or not runs:
-        raise ValueError(f"{where / 'README.md'}: no table of pairs or no '# <label> <run id>' commands")
-    tables = {p.stem: pd.read_csv(p) for p in sorted(where.glob("*.csv"))}
-    return Comparisons(tables, pairs, runs)
-
-
-def flagged(table: pd.DataFrame) -> pd.DataFrame:
-    return table[table["verdict"].isin(FLAGGED)]
+def comparisons(results: Path) -> stored_comparisons.Comparisons:
+    """Every comparison table stored under `<results>/reference/comparisons/`."""
+    return stored_comparisons.stored_comparisons(results / "reference" / COMPARISONS)
 
 
 def compare_limits(results: Path) -> str:
     """When a cell can be flagged: compare()'s defaults, the exact test's smallest p for the
     canonical reference run's repetitions, and the smallest p the stored comparisons reached."""
-    alpha = DEFAULTS["alpha"].default
-    protocol = reference_run(results, "canonical").meta()["protocol"]
-    reps = protocol["repetitions"]
-    now = default_protocol("canonical")["repetitions"]  # today's default, when it differs
-    stored = pd.concat(comparisons(results).tables.values())
-    sizes = stored[(stored["n_a"] > 0) & (stored["n_b"] > 0)]
-    n_a, n_b = int(sizes["n_a"].mode()[0]), int(sizes["n_b"].mode()[0])
-    reached = float(sizes[(sizes["n_a"] == n_a) & (sizes["n_b"] == n_b)]["p_value"].min())
-    exact = comparison.min_p(n_a, n_b)
+    protocol = reference_run(results, EXPERIMENT).meta()["protocol"]
+    now = default_protocol(EXPERIMENT)["repetitions"]
     return render(
-        "results/compare_limits.md.j2",
-        alpha=alpha,
-        min_change=DEFAULTS["min_change"].default,
-        reps=reps,
-        best=comparison.min_p(reps, reps),
-        default=None if now == reps else {"reps": now, "best": comparison.min_p(now, now)},
-        needed=comparison.reps_needed(alpha),
-        stored={
-            "n_a": n_a,
-            "n_b": n_b,
-            "reached": reached,
-            "exact": exact,
-            "exact_reached": math.isclose(reached, exact, rel_tol=1e-6),
-        },
-        executions=protocol["executions"],
+        "results/compare_limits.md.j2", **stored_comparisons.limits(comparisons(results), protocol, now)
     )
-
-
-def _windows(cells: pd.DataFrame, order: list[str]) -> list[str]:
-    return sorted(set(cells["window"]), key=order.index)
 
 
 def one_setting(results: Path) -> str:
-    """The stored comparisons: same config, the file-status cache, the metadata caches."""
+    """The stored comparisons: same config, the file-status cache, the metadata caches, with the
+    file-status cache's first comparison as `icelab compare` prints it."""
     c = comparisons(results)
-    every = pd.concat(c.tables.values())
-    order = list(dict.fromkeys(every["window"]))
-
-    def cells(stem: str) -> dict[str, object]:
-        return {
-            "stem": stem,
-            "pair": c.pair(stem),
-            "flagged": len(flagged(c.table(stem))),
-            "cells": len(c.table(stem)),
-        }
-
-    first = FILE_CACHE[0]
-    hits = flagged(c.table(first))
-    parquet_hits = hits[hits["variant"] == "parquet"]
-    a, b = c.pairs[first]
-    recurring = set.intersection(
-        *(
-            {(r.query_id, r.window) for r in flagged(c.table(s)).itertuples() if r.variant == "parquet"}
-            for s in FILE_CACHE
-        )
-    )
-    ice = {s: flagged(c.table(s))[lambda t: t["variant"] != "parquet"] for s in FILE_CACHE}
-    ice_all = pd.concat(ice.values())["change"]
-    base = sorted({c.pairs[s][0] for s in FILE_CACHE if len(ice[s]) == max(len(t) for t in ice.values())})
-    meta = c.table(METADATA_CACHE)
-    meta_ice = meta[meta["variant"] != "parquet"]["change"]
-    return render(
-        "results/comparisons.md.j2",
-        sessions=sorted({label for pair in c.pairs.values() for label in pair}),
-        timings=sorted(set(every["timing"])),
-        reps=sorted(set(every["n_a"]) | set(every["n_b"])),
-        cells=sorted({len(t) for t in c.tables.values()}),
-        same=[cells(s) for s in SAME_CONFIG],
-        cache={
-            "stem": first,
-            "a": a,
-            "b": b,
-            "run_a": c.runs[a],
-            "run_b": c.runs[b],
-            "per_window": [
-                {"window": w, "changes": list(parquet_hits[parquet_hits["window"] == w]["change"])}
-                for w in _windows(parquet_hits, order)
-            ],
-            "untouched": [w for w in order if w not in set(parquet_hits["window"])],
-            "iceberg": len(hits[hits["variant"] != "parquet"]),
-            "output": compare.report(c.table(first), DEFAULTS["alpha"].default),
-        },
-        file_cache=[{"iceberg": len(t), "pair": c.pair(s)} for s, t in ice.items()],
-        recurring=sorted({w for _, w in recurring}, key=order.index),
-        iceberg_changes={"min": ice_all.min(), "max": ice_all.max()},
-        base=base,
-        drift=[
-            {"change": c.table(s)[c.table(s)["variant"] != "parquet"]["change"].median(), "other": y}
-            for s, (x, y) in c.pairs.items()
-            if x in base and y != x and s in c.tables
-        ],
-        metadata={
-            **cells(METADATA_CACHE),
-            "changes": {"min": meta_ice.min(), "max": meta_ice.max(), "median": meta_ice.median()},
-        },
-    )
+    output = compare.report(c.table(stored_comparisons.FILE_CACHE[0]), stored_comparisons.ALPHA)
+    return render("results/comparisons.md.j2", **stored_comparisons.one_setting(c), output=output)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {
