@@ -82,8 +82,8 @@ def initial_reader(c: Canonical) -> dict[str, object]:
     return {
         "quote": STUDY_EXECUTION,
         "ratio": c.geomean(c.initial, "execution_ms"),
-        "interval": interval(c.versus_ci, c.initial, "execution_ms").strip(),
-        "queries_interval": interval(c.versus_qci, c.initial, "execution_ms").strip(),
+        "interval": interval(c.versus_ci, c.initial, "execution_ms"),
+        "queries_interval": interval(c.versus_qci, c.initial, "execution_ms"),
         "long": [{"query": short(q), "window": c.windows[q], "ratio": per_query[q]} for q in long],
         "shown": shown(c, c.initial, "execution_ms"),
         "off": [key for key in (VECTORIZATION, NESTED_PRUNING) if not conf.get(key)],

@@ -52,7 +52,7 @@ def plan_facts(c: Canonical) -> dict[str, object]:
             for facts, variants in groups.items()
         ],
         "narrow": short(NARROW_QUERY),
-        "vectorized": [f"`{setup(v)}`" for v in c.iceberg if bool(narrow.loc[v, "vectorized"])],
+        "vectorized": [setup(v) for v in c.iceberg if bool(narrow.loc[v, "vectorized"])],
         "wide": short(WIDE_QUERY),
         "wide_leaves": sorted({int(wide[v]) for v in c.iceberg}),
         "parquet_leaves": int(wide[PARQUET]),

@@ -132,15 +132,16 @@ def setup(variant: str) -> str:
     return variant.split("/", 1)[-1]
 
 
-def interval(intervals: pd.DataFrame, variant: str, part: str, invert: bool = False) -> str:
-    """` [low, high]` of a geometric mean's bootstrap interval, inverted for a gain; empty when
-    a cell had too few values for one."""
+def interval(
+    intervals: pd.DataFrame, variant: str, part: str, invert: bool = False
+) -> tuple[float, float] | None:
+    """(low, high) of a geometric mean's bootstrap interval, inverted for a gain; None when a cell
+    had too few values for one."""
     rows = intervals[intervals["variant"] == variant] if len(intervals) else intervals
     if rows.empty or pd.isna(rows.iloc[0][f"{part}_ci_low"]):
-        return ""
+        return None
     low, high = float(rows.iloc[0][f"{part}_ci_low"]), float(rows.iloc[0][f"{part}_ci_high"])
-    low, high = (1 / high, 1 / low) if invert else (low, high)
-    return f" [{low:.2f}, {high:.2f}]"
+    return (1 / high, 1 / low) if invert else (low, high)
 
 
 def shown(c: Canonical, variant: str, part: str = "total_ms") -> str | None:

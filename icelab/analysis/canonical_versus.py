@@ -35,7 +35,7 @@ def versus_parquet(c: Canonical) -> dict[str, object]:
                     {"value": r[f"{t}_geomean"], "interval": interval(c.versus_ci, variant, t)}
                     for t in stats.PARTS
                 ],
-                "resampled": [interval(c.versus_qci, variant, t).strip() for t in stats.PARTS],
+                "resampled": [interval(c.versus_qci, variant, t) for t in stats.PARTS],
                 "worst": short(r["worst_query"]),
                 "worst_ratio": r["worst_total_ratio"],
                 "planning_share": r["planning_share"],

@@ -57,6 +57,11 @@ def ratio(value: float | None, digits: int | None = 2) -> str:
     return f"{value:.{digits}f}x"
 
 
+def interval(bounds: tuple[float, float] | None, lead: str = " ") -> str:
+    """An interval's bounds to two decimals after `lead`: ` [0.81, 1.14]`; empty when there is none."""
+    return "" if bounds is None else f"{lead}[{bounds[0]:.2f}, {bounds[1]:.2f}]"
+
+
 def pct(value: float | None, digits: int = 0) -> str:
     """A fraction as a share: `30%`; `-` if missing."""
     return MISSING if missing(value) else f"{value:.{digits}%}"

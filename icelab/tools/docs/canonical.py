@@ -9,15 +9,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from icelab.analysis import canonical_claims, canonical_plan, canonical_protocol, canonical_versus
+import pandas as pd
+
+from icelab.analysis import (
+    canonical_claims,
+    canonical_plan,
+    canonical_protocol,
+    canonical_run,
+    canonical_versus,
+)
 
 # What other page modules take from here (storage.py, budget.py) besides `load` and `of_run`.
 from icelab.analysis.canonical_claims import STUDY_INITIAL as STUDY_INITIAL
 from icelab.analysis.canonical_run import Canonical, of_run
-from icelab.analysis.canonical_run import interval as interval
 from icelab.analysis.canonical_run import round_minutes as round_minutes
 from icelab.analysis.canonical_run import setup as setup
 from icelab.bench.answers import verdict
+from icelab.core import units
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.readme import duration
 from icelab.tools.docs.sources import default_protocol, phase_minutes, provenance, reference_run, steady_rows
@@ -33,6 +41,12 @@ Block = Callable[[Path], str]
 def load(results: Path) -> Canonical:
     """The newest complete canonical run under `<results>/reference`, with its figures."""
     return of_run(reference_run(results, EXPERIMENT))
+
+
+def interval(intervals: pd.DataFrame, variant: str, part: str, invert: bool = False) -> str:
+    """` [low, high]` of a geometric mean's bootstrap interval (`canonical_run.interval`) as the
+    pages print it, empty when there is none."""
+    return units.interval(canonical_run.interval(intervals, variant, part, invert))
 
 
 def _block(template: str, figures: Callable[[Canonical], dict[str, object]]) -> Block:

@@ -61,6 +61,7 @@ ENV = jinja2.Environment(
 ENV.filters.update(
     num=units.num,
     ratio=units.ratio,
+    interval=units.interval,
     pct=units.pct,
     size=units.size,
     ms=units.ms,
