@@ -144,7 +144,7 @@ def runs_paragraph(results: Path) -> str:
         return {"place": place(run), "provenance": provenance(run), "p": p, "minutes": run_minutes(run)}
 
     return render(
-        "storage/runs.md.j2",
+        "store_page/runs.md.j2",
         planning=[{**figures(r), "machine": planning.machine(r)} for r in planning_runs(results)],
         canonical=[
             figures(r) for r in [canonical.load(results).run, *object_runs(results, "canonical")[-1:]]
@@ -226,7 +226,7 @@ def planning_note(results: Path) -> str:
         )
     store = sorted((p for p in places if p["latency"] is not None), key=lambda p: p["latency"])
     return render(
-        "storage/planning_note.md.j2",
+        "store_page/planning_note.md.j2",
         query=QUERY,
         local=runs[0].run_id,
         narrow=narrow,
@@ -265,7 +265,7 @@ def requests_table(results: Path) -> str:
     ]
     head = " / ".join(REQUESTS)
     rows = table(["data on", "variant", f"{narrow}: {head}", f"{wide}: {head}"], rows)
-    return render("storage/requests.md.j2", table=rows, proxied=proxied)
+    return render("store_page/requests.md.j2", table=rows, proxied=proxied)
 
 
 def _crossover(run: Run, frame: pd.DataFrame) -> str | None:
@@ -326,7 +326,7 @@ def reading(results: Path) -> str:
         if zero is not None and latency(run) != 0
     ]
     return render(
-        "storage/reading.md.j2",
+        "store_page/reading.md.j2",
         narrow=narrow,
         wide=wide,
         first=where(first),
@@ -386,7 +386,7 @@ def canonical_table(results: Path) -> str:
             how = measured_as(c.meta["protocol"], interval=all(intervals))
             rows.append([place(c.run), f"`{canonical.setup(variant)}`", *cells, how])
     return render(
-        "storage/canonical.md.j2",
+        "store_page/canonical.md.j2",
         geomeans=table(["data on", "setup", "planning", "execution", "total", "measured"], rows),
         protocols=[{"where": where(c.run), "p": c.meta["protocol"]} for c in (local, store)],
         study_initial=canonical.STUDY_INITIAL,
