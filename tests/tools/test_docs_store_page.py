@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import timedelta
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from icelab.core.runs import load_run
+from icelab.analysis import store_runs as selection
 from icelab.tools.docs import store_page
 from tests.tools.test_docs_planning import REFERENCE, rows_of
 
-STORE = REFERENCE / store_page.OBJECT_STORE
+STORE = REFERENCE / selection.OBJECT_STORE
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -34,12 +33,12 @@ def results(tmp_path: Path) -> Path:
     local = sorted((REFERENCE / "manifest_8mb").iterdir())[-1]
     _copy(local, tmp_path / "reference" / "manifest_8mb" / local.name)
     for run in sorted((STORE / "manifest_8mb").iterdir()):
-        _copy(run, tmp_path / "reference" / store_page.OBJECT_STORE / "manifest_8mb" / run.name)
+        _copy(run, tmp_path / "reference" / selection.OBJECT_STORE / "manifest_8mb" / run.name)
     return tmp_path
 
 
 def store_runs(results: Path) -> list[Path]:
-    return sorted((results / "reference" / store_page.OBJECT_STORE / "manifest_8mb").iterdir())
+    return sorted((results / "reference" / selection.OBJECT_STORE / "manifest_8mb").iterdir())
 
 
 def test_the_planning_table_has_one_row_per_place_and_variant_with_the_measured_medians(
@@ -50,7 +49,9 @@ def test_the_planning_table_has_one_row_per_place_and_variant_with_the_measured_
     lines = [line for line in block.splitlines() if line.startswith("| ") and "---" not in line][1:]
     places = [line.split("|")[1].strip() for line in lines]
     assert places[:3] == ["local disk"] * 3
-    assert {p for p in places[3:]} == {store_page.place(r) for r in store_page.planning_runs(results)[1:]}
+    assert {p for p in places[3:]} == {
+        selection.place(r) for r in selection.planning_runs(results / "reference")[1:]
+    }
     # The object store at 0 ms: every cell is the median of its measured rounds.
     run = store_runs(results)[0]
     m = pd.read_parquet(run / "measurements.parquet")
@@ -152,7 +153,7 @@ def with_canonical(tmp_path: Path) -> Path:
     local = sorted((REFERENCE / "canonical").iterdir())[-1]
     _copy(local, tmp_path / "reference" / "canonical" / local.name)
     store = sorted((STORE / "canonical").iterdir())[-1]
-    _copy(store, tmp_path / "reference" / store_page.OBJECT_STORE / "canonical" / store.name)
+    _copy(store, tmp_path / "reference" / selection.OBJECT_STORE / "canonical" / store.name)
     return tmp_path
 
 
@@ -166,7 +167,7 @@ def test_the_canonical_table_sets_the_stores_geometric_means_beside_local_disks(
         ("RGW, 0 ms", "`initial`"),
         ("RGW, 0 ms", "`optimized`"),
     ]
-    store = next((with_canonical / "reference" / store_page.OBJECT_STORE / "canonical").iterdir())
+    store = next((with_canonical / "reference" / selection.OBJECT_STORE / "canonical").iterdir())
     m = pd.read_parquet(store / "measurements.parquet")
     m.loc[m["variant"] == "parquet", "execution_ms"] *= 2  # Parquet executes twice as long on the store
     m.to_parquet(store / "measurements.parquet")
@@ -185,7 +186,7 @@ def test_the_canonical_table_sets_the_stores_geometric_means_beside_local_disks(
 
 
 def test_the_per_file_table_divides_the_executions_requests_by_their_files(with_canonical: Path) -> None:
-    store = next((with_canonical / "reference" / store_page.OBJECT_STORE / "canonical").iterdir())
+    store = next((with_canonical / "reference" / selection.OBJECT_STORE / "canonical").iterdir())
     m = pd.read_parquet(store / "measurements.parquet")
     done = m[m["executed"] & ~m["warmup"] & (m["status"] == "ok") & (m["variant"] == "parquet")]
     want = done["s3_head_requests"].sum() / done["files_scanned"].sum()
@@ -196,26 +197,6 @@ def test_the_per_file_table_divides_the_executions_requests_by_their_files(with_
     m.to_parquet(store / "measurements.parquet")
     rows = rows_of(store_page.canonical_table(with_canonical).split("\n\n")[-1])
     assert rows["`parquet`"][header.index("HEAD per file")] == f"{3 * want:,.2f}"
-
-
-def test_the_local_row_is_the_local_run_measured_nearest_the_stores(results: Path) -> None:
-    """Of several local-disk runs of the store's dataset, the one started nearest the store's runs
-    gives the local rows; a nearer run of another dataset is not one of them."""
-    source = sorted((REFERENCE / "manifest_8mb").iterdir())[-1]
-    store = load_run(store_runs(results)[0])
-    at = store_page.started(store)
-
-    def local_at(delta: timedelta, suffix: str) -> Path:
-        name = f"{(at + delta):%Y%m%dT%H%M%SZ}-{suffix}"
-        return _copy(source, results / "reference" / "manifest_8mb" / name)
-
-    near, far = local_at(timedelta(hours=-2), "aaaaaa"), local_at(timedelta(days=3), "bbbbbb")
-    other = local_at(timedelta(minutes=1), "cccccc")
-    meta = json.loads((other / "run.json").read_text())
-    (other / "run.json").write_text(json.dumps({**meta, "dataset": "medium-000000000000"}))
-    assert store_page.planning_runs(results)[0].path == near
-    shutil.rmtree(near)
-    assert store_page.planning_runs(results)[0].path != far  # the copied newest run is nearer than 3 days
 
 
 def test_the_canonical_table_says_per_row_what_its_figures_are(with_canonical: Path) -> None:
