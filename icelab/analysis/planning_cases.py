@@ -149,7 +149,7 @@ def health_report(run: Run) -> dict[str, dict]:
     return {state["state"]: state for state in json.loads((run.path / "report.json").read_text())}
 
 
-def commit_of(run: Run) -> tuple[str, bool]:
-    """(short commit, dirty) from env.json."""
+def commit_of(run: Run) -> dict[str, object]:
+    """The run's short commit and whether its tree was dirty, from env.json."""
     git = run.env().get("git") or {}
-    return (git.get("commit") or "unknown")[:7], bool(git.get("dirty"))
+    return {"commit": (git.get("commit") or "unknown")[:7], "dirty": bool(git.get("dirty"))}

@@ -270,11 +270,7 @@ def pushdown(run: Run) -> dict[str, object]:
 
 def commits(runs: list[Run]) -> list[dict[str, object]]:
     """Which commit each run comes from, and whether its tree was clean (env.json)."""
-    return [
-        {"experiment": r.experiment, "id": r.run_id, "commit": sha, "dirty": dirty}
-        for r in runs
-        for sha, dirty in [commit_of(r)]
-    ]
+    return [{"experiment": r.experiment, "id": r.run_id, **commit_of(r)} for r in runs]
 
 
 def protocol_medium(run: Run) -> dict[str, object]:
