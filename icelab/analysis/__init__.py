@@ -8,6 +8,12 @@ commands (which draw and print what is computed here); it never starts Spark.
     stats             medians, spreads, growth ratios and geometric means of a run
     effect_intervals  bootstrap intervals of ratios and whether an effect recurs
     comparison        two sides compared cell by cell: test, verdict, effect
+    claims            a typed verdict checked against the figures (`require`, `ClaimError`)
+    planning_cases    one planning run read case by case: windows, variants, medians, growth
+    planning_figures  the figures of docs/planning.md's tables and notes
+    planning_claims   the figures behind docs/planning.md's claims, each verdict checked
+    store_runs        which runs set the object store beside local disk, and where each ran
+    store_figures     the figures of docs/object-store.md: planning and S3 requests per place
     planning_cells    the planning cost model's cells (median planning and features per cell)
     planning_model    the cost model: fit, prediction, holdout check, repeat spread
     manifest_layouts  a table described by its size: layouts, what a window reads, prediction

@@ -15,6 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from icelab.analysis.claims import ClaimError
+from icelab.analysis.planning_cases import PARQUET, QUERY, WIDE_IQR
 from icelab.tools.docs import maintenance, planning
 
 REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference"
@@ -71,7 +73,7 @@ def test_the_8mb_table_is_the_median_of_the_measured_rounds_and_notes_every_wide
             q1, med, q3 = case[case.window == window]["planning_ms"].quantile([0.25, 0.5, 0.75])
             shown = rows[name][header.index(window)]
             assert shown.split(" ")[0] == f"{med:,.0f}", (name, window, shown)
-            if (q3 - q1) / med > planning.WIDE_IQR:
+            if (q3 - q1) / med > WIDE_IQR:
                 noted += 1
                 assert shown.endswith(f"({(q3 - q1) / med:.0%})"), (name, window, shown)
             else:
@@ -103,7 +105,7 @@ def test_a_typed_verdict_the_data_contradicts_stops_the_generator(eight: Path) -
     m = measured(run)
     m["iceberg_planning_ms"] = m["planning_ms"] + 5  # Iceberg's clock above the harness's
     m.to_parquet(run / "measurements.parquet", index=False)
-    with pytest.raises(planning.ClaimError, match="above Iceberg's own clock"):
+    with pytest.raises(ClaimError, match="above Iceberg's own clock"):
         planning.clocks(eight)
 
 
@@ -143,8 +145,8 @@ def test_a_median_of_two_executions_prints_both_values_and_no_interval(eight: Pa
         ~m["warmup"]
         & (m["status"] == "ok")
         & m["executed"]
-        & (m["query_id"] == planning.QUERY)
-        & (m["variant"] == planning.PARQUET)
+        & (m["query_id"] == QUERY)
+        & (m["variant"] == PARQUET)
         & (m["window"] == "180d")
     ]
     text = planning.execution(eight)

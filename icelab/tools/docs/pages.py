@@ -21,7 +21,7 @@ from icelab.tools.docs import (
     readme,
     results,
     schema,
-    storage,
+    store_page,
 )
 
 Generator = Callable[[Path], str]
@@ -30,7 +30,7 @@ PAGES = (
     dataset,
     planning,
     maintenance,
-    storage,
+    store_page,
     canonical,
     metadata,
     schema,

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import timedelta
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from icelab.core.runs import load_run
-from icelab.tools.docs import storage
+from icelab.analysis import store_runs as selection
+from icelab.tools.docs import store_page
 from tests.tools.test_docs_planning import REFERENCE, rows_of
 
-STORE = REFERENCE / storage.OBJECT_STORE
+STORE = REFERENCE / selection.OBJECT_STORE
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -34,23 +33,25 @@ def results(tmp_path: Path) -> Path:
     local = sorted((REFERENCE / "manifest_8mb").iterdir())[-1]
     _copy(local, tmp_path / "reference" / "manifest_8mb" / local.name)
     for run in sorted((STORE / "manifest_8mb").iterdir()):
-        _copy(run, tmp_path / "reference" / storage.OBJECT_STORE / "manifest_8mb" / run.name)
+        _copy(run, tmp_path / "reference" / selection.OBJECT_STORE / "manifest_8mb" / run.name)
     return tmp_path
 
 
 def store_runs(results: Path) -> list[Path]:
-    return sorted((results / "reference" / storage.OBJECT_STORE / "manifest_8mb").iterdir())
+    return sorted((results / "reference" / selection.OBJECT_STORE / "manifest_8mb").iterdir())
 
 
 def test_the_planning_table_has_one_row_per_place_and_variant_with_the_measured_medians(
     results: Path,
 ) -> None:
-    block = storage.planning_table(results)
+    block = store_page.planning_table(results)
     header = rows_of(block)["data on"]
     lines = [line for line in block.splitlines() if line.startswith("| ") and "---" not in line][1:]
     places = [line.split("|")[1].strip() for line in lines]
     assert places[:3] == ["local disk"] * 3
-    assert {p for p in places[3:]} == {storage.place(r) for r in storage.planning_runs(results)[1:]}
+    assert {p for p in places[3:]} == {
+        selection.place(r) for r in selection.planning_runs(results / "reference")[1:]
+    }
     # The object store at 0 ms: every cell is the median of its measured rounds.
     run = store_runs(results)[0]
     m = pd.read_parquet(run / "measurements.parquet")
@@ -64,19 +65,19 @@ def test_the_planning_table_has_one_row_per_place_and_variant_with_the_measured_
 
 
 def test_a_tenfold_planning_time_planted_in_the_store_run_changes_its_rows_only(results: Path) -> None:
-    before = storage.planning_table(results)
-    claims_before = rows_of(storage.claims_table(results))
+    before = store_page.planning_table(results)
+    claims_before = rows_of(store_page.claims_table(results))
     run = store_runs(results)[0]
     m = pd.read_parquet(run / "measurements.parquet")
     m.loc[m["variant"] == "iceberg/as_ingested", "planning_ms"] *= 10
     m.to_parquet(run / "measurements.parquet")
-    after = storage.planning_table(results)
+    after = store_page.planning_table(results)
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
     assert len(changed) == 1
     assert changed[0][1].startswith("| RGW, 0 ms | iceberg as ingested |")
     # ... and the claims follow: as ingested over 8 MB is ten times what it was on that store,
     # and nothing else moves.
-    claims = rows_of(storage.claims_table(results))
+    claims = rows_of(store_page.claims_table(results))
     header = claims["data on"]
     for column in ("as ingested / 8 MB, 1d", "as ingested / 8 MB, 180d"):
         i = header.index(column)
@@ -92,13 +93,13 @@ def test_the_request_counts_are_the_medians_of_the_s3a_counters(results: Path) -
     m = pd.read_parquet(run / "measurements.parquet")
     rows = m[~m["warmup"] & (m["query_id"] == "count_window") & (m["variant"] == "parquet")]
     lists = rows[rows.window == "180d"]["s3_list_requests"].median()
-    block = storage.requests_table(results)
+    block = store_page.requests_table(results)
     line = next(x for x in block.splitlines() if x.startswith("| RGW, 0 ms | parquet |"))
     assert line.split("|")[4].strip().split(" / ")[0] == f"{lists:,.0f}"
     m.loc[(m["variant"] == "parquet") & (m["window"] == "180d"), "s3_list_requests"] += 1000
     m.to_parquet(run / "measurements.parquet")
     line = next(
-        x for x in storage.requests_table(results).splitlines() if x.startswith("| RGW, 0 ms | parquet |")
+        x for x in store_page.requests_table(results).splitlines() if x.startswith("| RGW, 0 ms | parquet |")
     )
     assert line.split("|")[4].strip().split(" / ")[0] == f"{lists + 1000:,.0f}"
 
@@ -109,7 +110,7 @@ def test_a_local_reference_run_that_was_on_the_store_is_refused(results: Path) -
     env["storage"] = {"kind": "object", "latency_ms": 0}
     (local / "env.json").write_text(json.dumps(env))
     with pytest.raises(LookupError, match="no complete local-disk manifest_8mb run of medium-"):
-        storage.planning_table(results)
+        store_page.planning_table(results)
 
 
 def test_runs_of_another_dataset_are_not_set_side_by_side(results: Path) -> None:
@@ -118,18 +119,18 @@ def test_runs_of_another_dataset_are_not_set_side_by_side(results: Path) -> None
     meta["dataset"] = "small-000000000000"
     (run / "run.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="different dataset"):
-        storage.planning_table(results)
+        store_page.planning_table(results)
 
 
 def test_without_a_store_run_the_blocks_are_not_written(tmp_path: Path) -> None:
     local = sorted((REFERENCE / "manifest_8mb").iterdir())[-1]
     _copy(local, tmp_path / "reference" / "manifest_8mb" / local.name)
     with pytest.raises(LookupError, match="no complete manifest_8mb run"):
-        storage.planning_table(tmp_path)
+        store_page.planning_table(tmp_path)
 
 
 def test_the_reading_follows_the_requests_and_the_medians(results: Path) -> None:
-    text = storage.reading(results)
+    text = store_page.reading(results)
     assert "(one LIST per day partition in the window)" in text
     assert "30d on local disk" in text  # where the 8 MB table starts planning faster than Parquet
     for run in store_runs(results):
@@ -138,7 +139,7 @@ def test_the_reading_follows_the_requests_and_the_medians(results: Path) -> None
         # Parquet planning 100x slower at 1h on the stores: the 8 MB table is faster there too.
         m.loc[(m["variant"] == "parquet") & (m["window"] == "1h"), "planning_ms"] *= 100
         m.to_parquet(run / "measurements.parquet")
-    text = storage.reading(results)
+    text = store_page.reading(results)
     assert "one LIST per day partition" not in text
     assert "7 LIST, 0 HEAD, 0 GET at 180d" in text
     assert "30d on local disk" in text
@@ -152,12 +153,12 @@ def with_canonical(tmp_path: Path) -> Path:
     local = sorted((REFERENCE / "canonical").iterdir())[-1]
     _copy(local, tmp_path / "reference" / "canonical" / local.name)
     store = sorted((STORE / "canonical").iterdir())[-1]
-    _copy(store, tmp_path / "reference" / storage.OBJECT_STORE / "canonical" / store.name)
+    _copy(store, tmp_path / "reference" / selection.OBJECT_STORE / "canonical" / store.name)
     return tmp_path
 
 
 def test_the_canonical_table_sets_the_stores_geometric_means_beside_local_disks(with_canonical: Path) -> None:
-    block = storage.canonical_table(with_canonical).split("\n\n")[0]  # the geometric means
+    block = store_page.canonical_table(with_canonical).split("\n\n")[0]  # the geometric means
     lines = [line for line in block.splitlines() if line.startswith("| ") and "---" not in line][1:]
     keys = [tuple(c.strip() for c in line.strip("|").split("|")[:2]) for line in lines]
     assert keys == [
@@ -166,11 +167,11 @@ def test_the_canonical_table_sets_the_stores_geometric_means_beside_local_disks(
         ("RGW, 0 ms", "`initial`"),
         ("RGW, 0 ms", "`optimized`"),
     ]
-    store = next((with_canonical / "reference" / storage.OBJECT_STORE / "canonical").iterdir())
+    store = next((with_canonical / "reference" / selection.OBJECT_STORE / "canonical").iterdir())
     m = pd.read_parquet(store / "measurements.parquet")
     m.loc[m["variant"] == "parquet", "execution_ms"] *= 2  # Parquet executes twice as long on the store
     m.to_parquet(store / "measurements.parquet")
-    after = storage.canonical_table(with_canonical).split("\n\n")[0]
+    after = store_page.canonical_table(with_canonical).split("\n\n")[0]
     before_rows = [line.split("|") for line in block.splitlines()[2:]]
     after_rows = [line.split("|") for line in after.splitlines()[2:]]
     for was, now in zip(before_rows, after_rows, strict=True):
@@ -185,58 +186,38 @@ def test_the_canonical_table_sets_the_stores_geometric_means_beside_local_disks(
 
 
 def test_the_per_file_table_divides_the_executions_requests_by_their_files(with_canonical: Path) -> None:
-    store = next((with_canonical / "reference" / storage.OBJECT_STORE / "canonical").iterdir())
+    store = next((with_canonical / "reference" / selection.OBJECT_STORE / "canonical").iterdir())
     m = pd.read_parquet(store / "measurements.parquet")
     done = m[m["executed"] & ~m["warmup"] & (m["status"] == "ok") & (m["variant"] == "parquet")]
     want = done["s3_head_requests"].sum() / done["files_scanned"].sum()
-    rows = rows_of(storage.canonical_table(with_canonical).split("\n\n")[-1])
+    rows = rows_of(store_page.canonical_table(with_canonical).split("\n\n")[-1])
     header = rows["variant"]
     assert rows["`parquet`"][header.index("HEAD per file")] == f"{want:,.2f}"
     m.loc[m["variant"] == "parquet", "s3_head_requests"] *= 3
     m.to_parquet(store / "measurements.parquet")
-    rows = rows_of(storage.canonical_table(with_canonical).split("\n\n")[-1])
+    rows = rows_of(store_page.canonical_table(with_canonical).split("\n\n")[-1])
     assert rows["`parquet`"][header.index("HEAD per file")] == f"{3 * want:,.2f}"
 
 
-def test_the_local_row_is_the_local_run_measured_nearest_the_stores(results: Path) -> None:
-    """Of several local-disk runs of the store's dataset, the one started nearest the store's runs
-    gives the local rows; a nearer run of another dataset is not one of them."""
-    source = sorted((REFERENCE / "manifest_8mb").iterdir())[-1]
-    store = load_run(store_runs(results)[0])
-    at = storage.started(store)
-
-    def local_at(delta: timedelta, suffix: str) -> Path:
-        name = f"{(at + delta):%Y%m%dT%H%M%SZ}-{suffix}"
-        return _copy(source, results / "reference" / "manifest_8mb" / name)
-
-    near, far = local_at(timedelta(hours=-2), "aaaaaa"), local_at(timedelta(days=3), "bbbbbb")
-    other = local_at(timedelta(minutes=1), "cccccc")
-    meta = json.loads((other / "run.json").read_text())
-    (other / "run.json").write_text(json.dumps({**meta, "dataset": "medium-000000000000"}))
-    assert storage.planning_runs(results)[0].path == near
-    shutil.rmtree(near)
-    assert storage.planning_runs(results)[0].path != far  # the copied newest run is nearer than 3 days
-
-
 def test_the_canonical_table_says_per_row_what_its_figures_are(with_canonical: Path) -> None:
-    block = storage.canonical_table(with_canonical).split("\n\n")[0]
+    block = store_page.canonical_table(with_canonical).split("\n\n")[0]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in block.splitlines()[2:]]
     local = next((with_canonical / "reference" / "canonical").iterdir())
     rounds = json.loads((local / "run.json").read_text())["protocol"]["repetitions"]
     assert {r[-1] for r in rows if r[0] == "local disk"} == {f"median of {rounds} rounds"}
     assert {r[-1] for r in rows if r[0] != "local disk"} == {"1 execution, no interval"}
-    assert "not the same protocol" in storage.canonical_table(with_canonical)
+    assert "not the same protocol" in store_page.canonical_table(with_canonical)
 
 
 def test_measured_as_names_the_rounds_and_the_missing_interval() -> None:
     p = {"repetitions": 5, "executions": 2}
-    assert storage.measured_as(p, interval=True) == "median of 5 rounds (2 executed)"
+    assert store_page.measured_as(p, interval=True) == "median of 5 rounds (2 executed)"
     one = {"repetitions": 1, "executions": 1}
-    assert storage.measured_as(one, interval=False) == "1 execution, no interval"
+    assert store_page.measured_as(one, interval=False) == "1 execution, no interval"
 
 
 def test_the_added_latency_is_wall_time_per_request_not_a_requests_latency(results: Path) -> None:
-    text = storage.reading(results)
+    text = store_page.reading(results)
     assert "ms of added wall time per request" in text
     assert "ms each" not in text
     assert "not the latency of a request: every round trip took 20 ms longer" in text
@@ -244,9 +225,9 @@ def test_the_added_latency_is_wall_time_per_request_not_a_requests_latency(resul
 
 
 def test_planning_mds_note_on_the_store_quotes_the_claims_tables_ratios(results: Path) -> None:
-    rows = rows_of(storage.claims_table(results))
+    rows = rows_of(store_page.claims_table(results))
     header = rows.pop("data on")
-    note = storage.planning_note(results)
+    note = store_page.planning_note(results)
     for place, cells in rows.items():
         narrow, wide = (cells[header.index(f"8 MB / Parquet, {w}")] for w in ("1d", "180d"))
         assert f"{narrow} at 1d and {wide} at 180d" in note, place
