@@ -74,7 +74,6 @@ def parser(prog: str, description: str | None) -> argparse.ArgumentParser:
     p.add_argument(
         "--run",
         action="append",
-        default=[],
         metavar="EXPERIMENT=RUN_ID",
         help="chart this run of the experiment instead of its newest (repeatable)",
     )
@@ -82,25 +81,30 @@ def parser(prog: str, description: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def chosen(
-    prog: str, description: str | None, out_help: str, default_out: str, argv: list[str] | None
-) -> tuple[dict[str, Run], Path, Path] | None:
-    """Parse a results command's options (the shared ones and `--out`): the runs they choose, where
-    the output goes (`<results>/<default_out>` unless `--out`) and the results directory; None
-    (after one line on stderr) when no run is chosen."""
+def results_command(
+    prog: str,
+    description: str | None,
+    default_out: str,
+    out_what: str,
+    argv: list[str] | None,
+    act: Callable[[dict[str, Run], Path, Path], int],
+) -> int:
+    """Parse a results command's options (the shared ones and `--out`, which `out_what` names), then
+    `act(runs, out, results)`: the runs they choose, where the output goes (`<results>/<default_out>`
+    unless `--out`) and the results directory. 2 (after one line on stderr) when no run is chosen."""
     p = parser(prog, description)
-    p.add_argument("--out", type=Path, help=out_help)
+    p.add_argument("--out", type=Path, help=f"{out_what} (default: <results>/{default_out})")
     args = p.parse_args(argv)
     runs = runs_from_args(args)
     if runs is None:
-        return None
-    return runs, args.out or args.results / default_out, args.results
+        return 2
+    return act(runs, args.out or args.results / default_out, args.results)
 
 
 def runs_from_args(args: argparse.Namespace) -> dict[str, Run] | None:
     """The runs the shared options choose; None (after one line on stderr) when there are none."""
     try:
-        runs = chart_runs(args.results, parse_named(args.run), args.include_incomplete)
+        runs = chart_runs(args.results, parse_named(args.run or []), args.include_incomplete)
     except (ValueError, FileNotFoundError) as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return None
@@ -112,12 +116,11 @@ def runs_from_args(args: argparse.Namespace) -> dict[str, Run] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate every chart from stored results (no Spark)."""
-    choice = chosen(
-        "icelab charts", main.__doc__, "where the charts go (default: <results>/charts)", "charts", argv
-    )
-    if choice is None:
-        return 2
-    runs, out, _ = choice
+    return results_command("icelab charts", main.__doc__, "charts", "where the charts go", argv, _draw)
+
+
+def _draw(runs: dict[str, Run], out: Path, _results: Path) -> int:
+    """Draw every chosen run's charts into `out`, one line per experiment and a total."""
     drawn = draw(runs, out)
     for experiment, charts in drawn.items():
         run = runs[experiment]

@@ -22,6 +22,11 @@ CHARTS = ("figure8_initial.png", "figure9_optimized.png", "optimization_gains.pn
 PART_COLORS = {"planning_ms": "#8db3e2", "execution_ms": "#f4b183", "total_ms": "#7f7f7f"}
 
 
+def write_charts(run_dir: Path) -> list[Path]:
+    """Figures 8 and 9 and the gains chart, as PNG and SVG in the run directory."""
+    return chart_files(charts(run_dir))
+
+
 def _short(query_id: str) -> str:
     return query_id.split("_", 1)[0]
 
@@ -122,11 +127,6 @@ def charts(run_dir: Path, out: Path | None = None) -> list[Chart]:
             gains_chart(summary, run, run_dir, figures["initial"], out / CHARTS[2]),
         ),
     ]
-
-
-def write_charts(run_dir: Path) -> list[Path]:
-    """Figures 8 and 9 and the gains chart, as PNG and SVG in the run directory."""
-    return chart_files(charts(run_dir))
 
 
 def main(argv: list[str] | None = None) -> int:

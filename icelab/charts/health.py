@@ -19,6 +19,11 @@ from icelab.charts.style import color, finish, plt
 CHARTS = ("manifests_per_partition.png", "manifest_sizes.png")
 
 
+def write_charts(run_dir: Path) -> list[Path]:
+    """Both charts of a manifest_health or doctor run, as PNG and SVG in its directory."""
+    return chart_files(charts(run_dir))
+
+
 def by_day(parts: pd.DataFrame) -> bool:
     """Whether the partitions are days (a `day` column, as manifest_health and a day-partitioned
     table's doctor run store), so the x axis is the calendar."""
@@ -104,11 +109,6 @@ def charts(run_dir: Path, out: Path | None = None) -> list[Chart]:
             size_chart(mans, run_dir, out / CHARTS[1]),
         ),
     ]
-
-
-def write_charts(run_dir: Path) -> list[Path]:
-    """Both charts of a manifest_health or doctor run, as PNG and SVG in its directory."""
-    return chart_files(charts(run_dir))
 
 
 def main(argv: list[str] | None = None) -> int:

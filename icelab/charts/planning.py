@@ -20,6 +20,11 @@ from icelab.charts.style import color, finish, plt
 CHARTS = ("planning_vs_window.png", "manifests_vs_window.png", "iceberg_vs_harness_planning.png")
 
 
+def write_charts(run_dir: Path) -> list[Path]:
+    """Every planning chart of a run, as PNG and SVG in the run directory."""
+    return chart_files(charts(run_dir))
+
+
 def load_summary(run_dir: Path) -> tuple[pd.DataFrame, dict]:
     """The run's per-(query, variant, window) summary and its run.json."""
     run = json.loads((run_dir / "run.json").read_text())
@@ -149,11 +154,6 @@ def charts(run_dir: Path, out: Path | None = None) -> list[Chart]:
             iceberg_planning_chart(summary, run_dir, out / CHARTS[2]),
         ),
     ]
-
-
-def write_charts(run_dir: Path) -> list[Path]:
-    """Every planning chart of a run, as PNG and SVG in the run directory."""
-    return chart_files(charts(run_dir))
 
 
 def main(argv: list[str] | None = None) -> int:

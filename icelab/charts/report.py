@@ -19,7 +19,7 @@ import pandas as pd
 
 from icelab.analysis.stored_run import stored
 from icelab.charts import Chart
-from icelab.charts.all import WRITERS, chosen, draw
+from icelab.charts.all import WRITERS, draw, results_command
 from icelab.charts.schema_table import RECORDS, outcome_table
 from icelab.core.results import write_atomic
 from icelab.core.runs import Run, find_runs
@@ -264,12 +264,11 @@ def build(runs: dict[str, Run], results: Path, out: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Write one self-contained HTML report of the newest complete run of each experiment."""
-    choice = chosen(
-        "icelab report", main.__doc__, "the HTML file (default: <results>/report.html)", "report.html", argv
-    )
-    if choice is None:
-        return 2
-    runs, out, results = choice
+    return results_command("icelab report", main.__doc__, "report.html", "the HTML file", argv, _write)
+
+
+def _write(runs: dict[str, Run], out: Path, results: Path) -> int:
+    """Write the report of the chosen runs to `out`; one line saying where and how large."""
     count = build(runs, results, out)
     print(f"report: {out} ({count} charts, {out.stat().st_size / 1024:.0f} KB)")
     return 0

@@ -73,7 +73,7 @@ SCHEMA = pa.schema(
         ("read_leaves", pa.int32()),
         ("nested_pruned", pa.bool_()),
         ("vectorized", pa.bool_()),
-        ("status", pa.string()),  # ok | error
+        ("status", pa.string()),  # ok | error (what went wrong is in `error`)
         ("error", pa.string()),
         ("measured_utc", pa.string()),
     ]

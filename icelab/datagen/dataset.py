@@ -28,6 +28,9 @@ from icelab.datagen.generate import generator_fingerprint, partition_columns
 # commit whatever the parallelism), so they do not change the hash.
 _NOT_HASHED = {"name", "parallelism"}
 MARKER = "dataset.json"
+# The Iceberg table's namespace and name: a Hadoop catalog places a table at
+# <warehouse>/<namespace>/<name>, so its location and its identifier both come from these.
+ICEBERG_IDENT = ("bench", "events")
 
 
 def config_hash(ds: DatasetConfig) -> str:
@@ -72,7 +75,7 @@ class Dataset:
     @property
     def iceberg_uri(self) -> str:
         """Location of the Iceberg table."""
-        return storage.join(self.warehouse_uri, "bench", "events")
+        return storage.join(self.warehouse_uri, *ICEBERG_IDENT)
 
     @property
     def catalog(self) -> str:
@@ -82,7 +85,7 @@ class Dataset:
     @property
     def iceberg_table(self) -> str:
         """Fully qualified Iceberg table name."""
-        return f"{self.catalog}.bench.events"
+        return ".".join((self.catalog, *ICEBERG_IDENT))
 
     @property
     def parquet_table(self) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
 from omegaconf import DictConfig
@@ -183,31 +184,23 @@ class SchemaEvolutionConfig(_Strict):
         return self
 
 
-def planning_config(cfg: DictConfig) -> PlanningConfig:
-    """The validated `experiment` section of a planning experiment."""
-    return load(PlanningConfig, cfg, "experiment")
+M = TypeVar("M", bound=_Strict)
 
 
-def canonical_config(cfg: DictConfig) -> CanonicalConfig:
-    """The validated `experiment` section of the canonical experiment."""
-    return load(CanonicalConfig, cfg, "experiment")
+def _section_loader(model: type[M]) -> Callable[[DictConfig], M]:
+    """The function that returns the validated `experiment` section of a config as a `model`."""
+
+    def section(cfg: DictConfig) -> M:
+        return load(model, cfg, "experiment")
+
+    section.__doc__ = f"The validated `experiment` section, as a {model.__name__}."
+    return section
 
 
-def health_config(cfg: DictConfig) -> HealthConfig:
-    """The validated `experiment` section of `manifest_health`."""
-    return load(HealthConfig, cfg, "experiment")
-
-
-def doctor_config(cfg: DictConfig) -> DoctorConfig:
-    """The validated `experiment` section of `doctor`."""
-    return load(DoctorConfig, cfg, "experiment")
-
-
-def expiry_config(cfg: DictConfig) -> ExpiryConfig:
-    """The validated `experiment` section of `snapshot_expiry`."""
-    return load(ExpiryConfig, cfg, "experiment")
-
-
-def schema_evolution_config(cfg: DictConfig) -> SchemaEvolutionConfig:
-    """The validated `experiment` section of `schema_evolution`."""
-    return load(SchemaEvolutionConfig, cfg, "experiment")
+# The loader of each task's section, as the experiment modules call it.
+planning_config = _section_loader(PlanningConfig)
+canonical_config = _section_loader(CanonicalConfig)
+health_config = _section_loader(HealthConfig)
+doctor_config = _section_loader(DoctorConfig)
+expiry_config = _section_loader(ExpiryConfig)
+schema_evolution_config = _section_loader(SchemaEvolutionConfig)

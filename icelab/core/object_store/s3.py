@@ -19,6 +19,8 @@ from icelab.core.errors import UserError
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 # What an S3 server says when the key is unknown or the signature does not match.
 CREDENTIAL_CODES = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken")
+# A SigV4 signature names a region; this is S3's own default, used when none is configured.
+DEFAULT_REGION = "us-east-1"
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class Endpoint:
     url: str
     access_key: str
     secret_key: str
-    region: str = "us-east-1"
+    region: str = DEFAULT_REGION
 
     @property
     def host(self) -> str:
