@@ -58,23 +58,22 @@ ENV = jinja2.Environment(
     keep_trailing_newline=True,
     autoescape=False,  # Markdown, not HTML
 )
-ENV.filters.update(
-    num=units.num,
-    ratio=units.ratio,
-    interval=units.interval,
-    pct=units.pct,
-    size=units.size,
-    ms=units.ms,
-    ms_span=units.ms_span,
-    minutes=units.minutes,
-    days=units.days,
-    signed=units.signed,
-    spread=units.spread,
-    change=units.change,
-    spelled=units.spelled,
-    listing=listing,
-    body=body,
+# Every unit formatter is a filter of the same name (`{{ x | ms }}`).
+UNIT_FILTERS = (
+    "num",
+    "ratio",
+    "interval",
+    "pct",
+    "size",
+    "ms",
+    "ms_span",
+    "minutes",
+    "days",
+    "signed",
+    "spread",
 )
+ENV.filters.update({name: getattr(units, name) for name in (*UNIT_FILTERS, "change", "spelled")})
+ENV.filters.update(listing=listing, body=body)
 ENV.globals["sep"] = sep
 
 
