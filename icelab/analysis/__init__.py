@@ -13,5 +13,6 @@ commands (which draw and print what is computed here); it never starts Spark.
     manifest_layouts  a table described by its size: layouts, what a window reads, prediction
     planning_runs     the stored runs the cost model is fitted on and checked against
     model_checks      the cost model checked on stored runs: holdout, the one-sitting set, repeat spread
+    dataset_reads     what stored runs show of a dataset's tables and of where a run's time went
     scale_states      a metadata_scale run's figures: states, cells, planning modes, anchors
 """
