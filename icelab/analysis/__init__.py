@@ -15,5 +15,6 @@ commands (which draw and print what is computed here); it never starts Spark.
     model_checks      the cost model checked on stored runs: holdout, the one-sitting set, repeat spread
     dataset_reads     what stored runs show of a dataset's tables and of where a run's time went
     table_upkeep      manifest health before and after a rewrite, snapshot expiry's timeline
+    doctor_reports    stored doctor runs: against manifest_health's states, time to a report
     scale_states      a metadata_scale run's figures: states, cells, planning modes, anchors
 """
