@@ -16,5 +16,6 @@ commands (which draw and print what is computed here); it never starts Spark.
     dataset_reads     what stored runs show of a dataset's tables and of where a run's time went
     table_upkeep      manifest health before and after a rewrite, snapshot expiry's timeline
     doctor_reports    stored doctor runs: against manifest_health's states, time to a report
+    schema_records    what a schema_evolution run's records show: field ids, rejections, hazards
     scale_states      a metadata_scale run's figures: states, cells, planning modes, anchors
 """
