@@ -128,9 +128,8 @@ def planning_time(run: Run) -> dict[str, Any]:
     m = stored(run).measurements()
     window = full_window(run)
     rows = summary(run)
-    counts = rows[(rows["window"] == window) & (rows["query_id"] == "count_window")].set_index(
-        ["format", "profile"]
-    )
+    counts = rows[(rows["window"] == window) & (rows["query_id"] == "count_window")]
+    counts = counts.drop_duplicates(["format", "profile"], keep="last").set_index(["format", "profile"])
     ice, pq = (
         counts.loc[key] if key in counts.index else None
         for key in (("iceberg", AS_INGESTED), ("parquet", "none"))

@@ -16,7 +16,7 @@ from icelab.analysis.rows import counted
 from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run
 
-AS_INGESTED = "iceberg/as_ingested"
+AS_INGESTED_VARIANT = "iceberg/as_ingested"
 # Bins of entries matched (the scan tasks planning returns), for the distributed/local ratios.
 MATCHED_BINS = [0, 10_000, 100_000, 1_000_000, float("inf")]
 CELL = ["dataset", "profile", "window"]
@@ -32,9 +32,9 @@ def medium_entry_bytes(run: Run) -> float:
     """Bytes per manifest entry Iceberg wrote for a real dataset (a `manifest_8mb` run): the
     as-ingested manifests' bytes over the entries a full scan of them reads."""
     m = stored(run).measurements()
-    ice = m[(m["variant"] == AS_INGESTED) & (m["status"] == "ok")]
+    ice = m[(m["variant"] == AS_INGESTED_VARIANT) & (m["status"] == "ok")]
     entries = int((ice["files_scanned"] + ice["files_skipped"]).max())
-    return run.meta()["variants"][AS_INGESTED]["manifest_bytes"] / entries
+    return run.meta()["variants"][AS_INGESTED_VARIANT]["manifest_bytes"] / entries
 
 
 def states(run: Run, medium: float) -> list[dict[str, Any]]:
