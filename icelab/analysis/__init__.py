@@ -25,4 +25,10 @@ commands (which draw and print what is computed here); it never starts Spark.
     canonical_claims  which of the study's claims it reproduces, as the figures that decide each
     effect_checks     stored effect checks (A against A, planted slowdowns, real settings) counted
     stored_comparisons  stored `icelab compare` tables: what can be flagged, what one setting did
+    model_checks      the cost model checked on stored runs: holdout, the one-sitting set, repeat spread
+    dataset_reads     what stored runs show of a dataset's tables and of where a run's time went
+    table_upkeep      manifest health before and after a rewrite, snapshot expiry's timeline
+    doctor_reports    stored doctor runs: against manifest_health's states, time to a report
+    schema_records    what a schema_evolution run's records show: field ids, rejections, hazards
+    scale_states      a metadata_scale run's figures: states, cells, planning modes, anchors
 """

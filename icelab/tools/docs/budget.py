@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from icelab.analysis.dataset_reads import dataset_name
 from icelab.analysis.stored_run import stored
-from icelab.core.units import num
 from icelab.tools.docs.canonical import round_minutes
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import (
@@ -59,8 +59,9 @@ def fits(total: float, executed: list[float], executions: int, budget: float) ->
 
 
 def measured(results: Path, experiment: str) -> dict[str, object]:
-    """An experiment's reference run against its budget, as numbers: the run, its protocol and
-    total minutes, its phases, the executed rounds the budget holds and today's default."""
+    """An experiment's reference run against its budget, as numbers: the run, its dataset, its
+    protocol and total minutes, its phases (and their rounds' medians), the executed rounds the
+    budget holds and today's default."""
     run = reference_run(results, experiment)
     protocol = run.meta()["protocol"]
     total = run_minutes(run)
@@ -69,9 +70,13 @@ def measured(results: Path, experiment: str) -> dict[str, object]:
     p = phases(stored(run).measurements(), protocol)
     return {
         "run": run,
+        "provenance": provenance(run),
+        "dataset": dataset_name(run),
+        "budget": BUDGET_MINUTES[experiment],
         "protocol": protocol,
         "total": total,
         **p,
+        "medians": {k: pd.Series(p[k]).median() for k in ("executed", "planned")},
         "holds": fits(total, p["executed"], protocol["executions"], BUDGET_MINUTES[experiment]),
         "default": default_protocol(experiment)["executions"],
     }
@@ -79,34 +84,7 @@ def measured(results: Path, experiment: str) -> dict[str, object]:
 
 def budget(results: Path) -> str:
     """The table: per experiment, the reference run's minutes by phase against its budget."""
-    rows = []
-    for experiment, minutes in BUDGET_MINUTES.items():
-        b = measured(results, experiment)
-        run, protocol, executed, planned = b["run"], b["protocol"], b["executed"], b["planned"]
-        dataset = (run.config().get("dataset") or {}).get("name", "?")
-        steady = (
-            f"{num(b['steady'], 1)} min (last {protocol['steady_k']} within "
-            f"{protocol['steady_tolerance']:.0%}, at most {protocol['steady_cap']})"
-            if protocol.get("steady_k")
-            else "off"
-        )
-        rows.append(
-            [
-                f"`{experiment}`",
-                f"{dataset}, {provenance(run)}",
-                b["cases"],
-                f"{num(b['total'], 1)} of {minutes}",
-                steady,
-                f"{num(b['warmups'], 1)} min ({protocol['warmups']}, "
-                + ("executed" if protocol.get("warmups_execute") else "planning only")
-                + ")",
-                f"{len(executed)} x {num(pd.Series(executed).median(), 1)} min" if executed else "-",
-                f"{len(planned)} x {num(pd.Series(planned).median(), 1)} min" if planned else "-",
-                b["holds"],
-                b["default"],
-            ]
-        )
-    return render("budget/budget.md.j2", rows=rows)
+    return render("budget/budget.md.j2", runs={e: measured(results, e) for e in BUDGET_MINUTES})
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {"protocol-budget": budget}
