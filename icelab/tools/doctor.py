@@ -150,11 +150,14 @@ class Checked:
     verdict: str
     exit_code: int
     seconds: float
+    session: str | None  # the Spark application it was checked in
 
 
 def check(args: argparse.Namespace, table: str) -> Checked:
     """Check one table in this process's Spark session; bad input and a broken table are one line
     on stderr and an outcome, not an exception, so the next table is still checked."""
+    from pyspark.sql import SparkSession
+
     from icelab.experiments import doctor
 
     t0 = time.perf_counter()
@@ -167,7 +170,9 @@ def check(args: argparse.Namespace, table: str) -> Checked:
     except UserError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         verdict, code = "bad input", EXIT_BAD_INPUT
-    return Checked(table, verdict, code, time.perf_counter() - t0)
+    active = SparkSession.getActiveSession()
+    session = active.sparkContext.applicationId if active is not None else None
+    return Checked(table, verdict, code, time.perf_counter() - t0, session)
 
 
 def tables_of(args: argparse.Namespace) -> list[str]:
@@ -188,8 +193,10 @@ def tables_of(args: argparse.Namespace) -> list[str]:
 def summary(rows: list[Checked]) -> str:
     """The closing table of a run over several tables."""
     width = max(len("table"), *(len(r.table) for r in rows))
+    sessions = sorted({r.session for r in rows if r.session})
+    where = f"one Spark session ({sessions[0]})" if len(sessions) == 1 else f"{len(sessions)} Spark sessions"
     lines = [
-        f"summary: {len(rows)} tables in one Spark session (the first includes starting it)",
+        f"summary: {len(rows)} tables in {where}; the first one's seconds include starting it",
         f"  {'table':<{width}}  {'verdict':<15}  exit  seconds",
         *(f"  {r.table:<{width}}  {r.verdict:<15}  {r.exit_code:>4}  {r.seconds:>7.1f}" for r in rows),
         f"exit {max(r.exit_code for r in rows)} (the worst table's)",
