@@ -193,3 +193,16 @@ def test_several_tables_in_one_session_with_a_summary_and_the_worst_exit(ctx, wa
     assert all(rows[str(t)][-2] in ("0", "1") for t in tables[:2])
     assert summary[5] == "exit 3 (the worst table's)"
     assert len(runs(tmp_path)) == 2  # a run directory per table checked, none for the broken one
+
+
+def test_a_namespace_is_every_table_in_it(ctx, results, capsys, tmp_path_factory):
+    spark, warehouse = ctx.spark, tmp_path_factory.mktemp("namespace-warehouse")
+    register_iceberg_catalog(spark, "shapes_ns", storage.to_uri(str(warehouse)), ctx.engine)
+    shapes.fragmented(spark, "shapes_ns", warehouse, "first", appends=3)
+    shapes.one_append(spark, "shapes_ns", warehouse, "second")
+    code, out, err = doctor(capsys, results, "--namespace", "db", "--warehouse", str(warehouse))
+    summary = out[out.index("summary: 2 tables in one Spark session") :].splitlines()
+    rows = {line.split()[0]: int(line.split()[-2]) for line in summary[2:4]}
+    assert set(rows) == {"db.first", "db.second"} and code == max(rows.values()), err
+    code, _, err = doctor(capsys, results, "--namespace", "nowhere", "--warehouse", str(warehouse))
+    assert code == 2 and err.startswith("icelab: error: ") and len(err.strip().splitlines()) == 1, err
