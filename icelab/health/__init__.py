@@ -4,7 +4,11 @@ policy of `experiment=manifest_health`).
     source.py    which table, and how the session reaches it (Hadoop path, metadata.json, Hive, REST)
     reader.py    its metadata through Spark's Iceberg metadata tables (no data read), timed
     spec.py      partition fields of any spec: values and manifest bounds in one comparable form
+    broken.py    a missing or unreadable metadata file, manifest list or manifest: its own outcome
     check.py     manifests per partition (exact, bounds), statistics, verdict, files, deletes, snapshots
+    deletes.py   delete files by kind (position, deletion vectors, equality) and the calls that clear them
+    orphans.py   manifests and manifest lists no snapshot references, and remove_orphan_files
+    finding.py   a note with the SQL to review, for deletes and orphans
     policy.py    the verdict: statistics against manifest_health's rules
     forecast.py  planning per window predicted by the cost model (icelab.analysis), fitted once per run
     advice.py    target size, clustering, predictions, the exact statements, and running them

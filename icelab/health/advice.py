@@ -26,7 +26,9 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from icelab.health.check import Health, time_field, utc_text
+from icelab.health.deletes import delete_advice
 from icelab.health.forecast import NO_FIT_LINE, PlanningModel
+from icelab.health.orphans import orphan_advice
 from icelab.health.reader import Metadata
 from icelab.health.source import Source
 
@@ -169,6 +171,7 @@ def advise(
             "units": w["span_units"],
             "now_manifests": w["manifests"],
             "now_mb": round(w["manifest_bytes"] / 1e6, 3),
+            "now_delete_manifests": w.get("delete_manifests", 0),
         }
         row |= {f"now_{k}": v for k, v in (w.get("predicted") or {}).items()}
         if rewrite and after and units_per_manifest:
@@ -185,11 +188,12 @@ def advise(
             after_rows.append(row)
             after_reads.append(
                 {
-                    "manifests_read": kept,
-                    "entries_read": kept * per_manifest,
+                    # The rewrite leaves delete manifests as they are: planning still opens them.
+                    "manifests_read": kept + w.get("delete_manifests", 0),
+                    "entries_read": kept * per_manifest + w.get("delete_entries_read", 0),
                     "largest_manifest_entries": per_manifest,
                     "entries_matched": w["entries_matched"],
-                    "manifest_bytes_read": kept_bytes,
+                    "manifest_bytes_read": kept_bytes + w.get("delete_manifest_bytes", 0),
                 }
             )
         predictions.append(row)
@@ -308,25 +312,14 @@ def _notes(
                 "compact small data files (rewrites data: review first)",
             )
         )
-    dels = h.deletes
-    if dels.get("delete_files"):
-        notes.append(
-            f"delete files: {dels['delete_files']:,} ({dels['position_delete_files']:,} position, "
-            f"{dels['equality_delete_files']:,} equality) with {dels['delete_records']:,} deleted rows, in "
-            f"{dels['partitions_with_deletes']} partitions and {dels['delete_manifests']} delete manifests; "
-            "every read applies them until data files are rewritten; not run by --apply"
-        )
-        statements.append(
-            Statement(
-                "rewrite_deletes",
-                f"CALL {catalog}.system.rewrite_data_files(table => '{ident}', "
-                "options => map('delete-file-threshold', '1'))",
-                "sql",
-                False,
-                "rewrite the data files that have deletes, dropping the delete files "
-                "(rewrites data: review first)",
-            )
-        )
+    for found in (
+        *delete_advice(h.deletes, catalog, ident),
+        *orphan_advice(h.orphans, catalog, ident),
+    ):
+        if found.note:
+            notes.append(found.note)
+        if found.sql and found.action:
+            statements.append(Statement(found.action, found.sql, "sql", False, found.why))
     if not source.writable:
         notes.append(
             "read by its metadata file: nothing can be committed to it this way; run the statements in "

@@ -24,6 +24,7 @@ import pandas as pd
 from icelab.bench.manifest_stats import health_stats, statistics
 from icelab.core.config import Threshold, window_length
 from icelab.health.forecast import PlanningModel, window_reads
+from icelab.health.orphans import name_of, orphaned
 from icelab.health.policy import Judged, judge
 from icelab.health.reader import DATA, Metadata
 from icelab.health.spec import Field, Spec
@@ -146,6 +147,7 @@ class Health(Judged):
     snapshots: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     windows: list[dict[str, Any]] = field(default_factory=list)
+    orphans: dict[str, Any] = field(default_factory=dict)
 
     @property
     def data_manifests(self) -> pd.DataFrame:
@@ -179,6 +181,7 @@ class Health(Judged):
             "snapshots": self.snapshots,
             "metadata": self.metadata,
             "windows": self.windows,
+            "orphans": self.orphans,
         }
 
 
@@ -247,10 +250,12 @@ def _deletes(parts: pd.DataFrame, mans: pd.DataFrame) -> dict[str, Any]:
     return {
         "delete_files": deletes,
         "position_delete_files": int(parts.position_delete_files.sum()),
+        "deletion_vectors": int(parts.deletion_vectors.sum()),
         "equality_delete_files": int(parts.equality_delete_files.sum()),
         "delete_records": int(parts.delete_records.sum()),
         "delete_bytes": int(parts.delete_bytes.sum()),
         "delete_manifests": int((mans.content != DATA).sum()),
+        "delete_manifest_bytes": int(mans.length[mans.content != DATA].sum()),
         "partitions_with_deletes": int((parts.delete_files > 0).sum()),
         "delete_files_per_data_file": round(deletes / data_files, 4) if data_files else None,
         "delete_records_share": round(int(parts.delete_records.sum()) / max(int(parts.records.sum()), 1), 6),
@@ -287,21 +292,10 @@ def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: s
     oldest = tfield.unit_start(min(units))
     start = oldest if length is None else end - int(length.total_seconds()) * 1_000_000
     data = mans[mans.content == DATA]
-    kept = []
-    for _, m in data.iterrows():
-        mspec = meta.specs.get(m.spec_id)
-        mfield = mspec.time_field if mspec is not None else None
-        if mfield is None:
-            kept.append(True)
-            continue
-        i = mspec.fields.index(mfield)
-        low, high, _ = m.bounds[i] if i < len(m.bounds) else (None, None, False)
-        if low is None or high is None:
-            kept.append(False)
-            continue
-        first, last = mfield.unit_of(start), mfield.unit_of(end - 1)
-        kept.append(bool(low <= last and high >= first))
-    mask = np.array(kept, dtype=bool)
+    mask = _kept(meta, data, start, end)
+    # Planning opens the delete manifests whose bounds meet the window too.
+    deletes = mans[mans.content != DATA]
+    delete_mask = _kept(meta, deletes, start, end)
     first, last = tfield.unit_of(start), tfield.unit_of(end - 1)
     entries = data.entries[mask]
     matched = sum(
@@ -322,7 +316,30 @@ def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: s
         "entries_read": int(entries.sum()),
         "largest_manifest_entries": int(entries.max()) if len(entries) else 0,
         "entries_matched": matched,
+        "delete_manifests": int(delete_mask.sum()),
+        "delete_manifest_bytes": int(deletes.length[delete_mask].sum()) if len(deletes) else 0,
+        "delete_entries_read": int(deletes.entries[delete_mask].sum()) if len(deletes) else 0,
     }
+
+
+def _kept(meta: Metadata, mans: pd.DataFrame, start: int, end: int) -> np.ndarray:
+    """Which of `mans` a time window [start, end) keeps: their bounds on their spec's time field
+    meet it (a manifest of a spec without a time field is always kept)."""
+    kept = []
+    for _, m in mans.iterrows():
+        mspec = meta.specs.get(m.spec_id)
+        mfield = mspec.time_field if mspec is not None else None
+        if mfield is None:
+            kept.append(True)
+            continue
+        i = mspec.fields.index(mfield)
+        low, high, _ = m.bounds[i] if i < len(m.bounds) else (None, None, False)
+        if low is None or high is None:
+            kept.append(False)
+            continue
+        first, last = mfield.unit_of(start), mfield.unit_of(end - 1)
+        kept.append(bool(low <= last and high >= first))
+    return np.array(kept, dtype=bool)
 
 
 def examine(
@@ -369,6 +386,12 @@ def examine(
         snapshots=_snapshots(meta, policy, now),
         metadata=metadata,
         windows=windows,
+        orphans=orphaned(
+            meta.listing,
+            {name_of(p) for p in meta.snapshots.manifest_list if p},
+            meta.all_manifests,
+            now // 1000,
+        ),
     )
 
 

@@ -21,7 +21,9 @@ from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
 from icelab.health.advice import Advice, advise, register_copy, run_statements, size_text
 from icelab.health.check import Health, Policy, examine, manifests_frame, partitions_frame
+from icelab.health.deletes import kinds_text
 from icelab.health.forecast import PlanningModel
+from icelab.health.orphans import orphans_text
 from icelab.health.reader import READER, Metadata, read
 from icelab.health.source import Source, connect, copy_of, load
 
@@ -223,8 +225,8 @@ def render_visit(v: Visit) -> list[str]:
         f"  data files     {f['data_files']:,} ({_mb(f['data_bytes'])}, {f['records']:,} rows) in "
         f"{len(h.live_partitions)} partitions; small (< {size_text(f['small_file_bytes'])}): "
         f"{f['small_files']:,} ({f['small_share']:.0%})",
-        f"  delete files   {d['delete_files']:,} ({d['position_delete_files']:,} position, "
-        f"{d['equality_delete_files']:,} equality; {d['delete_records']:,} deleted rows)",
+        f"  delete files   {d['delete_files']:,} ({kinds_text(d)}; {d['delete_records']:,} deleted rows)",
+        f"  orphaned       {orphans_text(h.orphans)}",
         f"  snapshots      {snaps['count']} ({snaps['older_than_retention']} older than {snaps['retain']}, "
         f"{snaps['expirable']} expirable keeping the newest {snaps['retain_last']})",
         f"  metadata       metadata.json {_mb(md['metadata_json_bytes'])}, {md['metadata_files_in_log']} in "
@@ -264,6 +266,8 @@ def render_advice(a: Advice, applied: str = "") -> list[str]:
         lines.append(f"  planning per window ({a.model}):")
         for p in a.predictions:
             now = f"{p['now_manifests']} manifests ({p['now_mb']:.2f} MB){_planning(p, 'now')}"
+            if p.get("now_delete_manifests"):
+                now += f" + {p['now_delete_manifests']} delete manifests"
             text = f"    {p['window']:>5} ({p['units']} {a.unit}s): now {now}"
             if "after_manifests" in p:
                 text += f"; after {p['after_manifests']} ({p['after_mb']:.2f} MB){_planning(p, 'after')}"

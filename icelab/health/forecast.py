@@ -102,11 +102,12 @@ def fitted(bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE) -> PlanningM
 
 
 def window_reads(window: dict[str, Any]) -> dict[str, float]:
-    """A window as `check.window_kept` reports it, as the model's inputs (READS)."""
+    """A window as `check.window_kept` reports it, as the model's inputs (READS): the delete
+    manifests it keeps count as manifests read, since planning opens them too."""
     return {
-        "manifests_read": window["manifests"],
-        "entries_read": window["entries_read"],
+        "manifests_read": window["manifests"] + window.get("delete_manifests", 0),
+        "entries_read": window["entries_read"] + window.get("delete_entries_read", 0),
         "largest_manifest_entries": window["largest_manifest_entries"],
         "entries_matched": window["entries_matched"],
-        "manifest_bytes_read": window["manifest_bytes"],
+        "manifest_bytes_read": window["manifest_bytes"] + window.get("delete_manifest_bytes", 0),
     }

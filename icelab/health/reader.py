@@ -23,11 +23,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from icelab.core.storage import Storage
+from icelab.health.broken import BrokenTable, first_missing, guard
 from icelab.health.source import Source, metadata_table
 from icelab.health.spec import Field, Spec
 
 READER = "spark-metadata-tables"
 DATA, POSITION_DELETES, EQUALITY_DELETES = 0, 1, 2
+PUFFIN = "PUFFIN"  # a position delete in this format is a deletion vector (format v3)
+LISTING_COLUMNS = ["name", "path", "size", "modified_ms"]
 
 
 @dataclass
@@ -41,9 +44,12 @@ class Metadata:
             contains_null) per field).
         partitions: one row per partition holding a live file: spec_id, key (internal values),
             label, exact (data manifests holding its live data entries), files, bytes, records,
-            small_files, delete_files, delete_records.
+            small_files, delete_files (position_delete_files, deletion_vectors and
+            equality_delete_files), delete_records, delete_bytes.
         snapshots: snapshot_id, committed_us, operation, manifest_list.
         refs: branch and tag names -> the snapshot each points at (expiry keeps those).
+        listing: the files of the metadata directory: name, path, size, modified_ms.
+        all_manifests: names of the manifests any snapshot in the metadata references.
         timings: seconds per read step.
     """
 
@@ -59,6 +65,8 @@ class Metadata:
     partitions: pd.DataFrame
     snapshots: pd.DataFrame
     refs: dict[str, int] = field(default_factory=dict)
+    listing: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LISTING_COLUMNS))
+    all_manifests: set[str] = field(default_factory=set)
     sizes: dict[str, int | None] = field(default_factory=dict)
     small_file_bytes: int = 0
     timings: dict[str, float] = field(default_factory=dict)
@@ -155,6 +163,11 @@ def read_partitions(
     names = file_type.fieldNames()
     pfields = file_type["partition"].dataType.fields if "partition" in names else []
     spec_col = F.col("data_file.spec_id") if "spec_id" in names else F.lit(default_spec)
+    # A deletion vector's file_size_in_bytes is its whole Puffin file, which holds the vectors
+    # of many data files; its own blob's length is content_size_in_bytes (format v3).
+    size_col = F.col("data_file.file_size_in_bytes")
+    if "content_size_in_bytes" in names:
+        size_col = F.coalesce(F.col("data_file.content_size_in_bytes"), size_col)
     pcols = [
         _normalized(F.col("data_file.partition").getField(f.name), f.dataType).alias(f"p{i}")
         for i, f in enumerate(pfields)
@@ -163,7 +176,8 @@ def read_partitions(
         F.col("status"),
         F.col("data_file.content").alias("content"),
         spec_col.alias("spec_id"),
-        F.col("data_file.file_size_in_bytes").alias("size"),
+        size_col.alias("size"),
+        F.upper(F.col("data_file.file_format")).alias("format"),
         F.col("data_file.record_count").alias("records"),
         F.input_file_name().alias("manifest"),
         *pcols,
@@ -171,12 +185,13 @@ def read_partitions(
     live = F.col("status") < 2  # 0 existing, 1 added; 2 deleted in this snapshot
     live_data = live & (F.col("content") == DATA)
     live_deletes = live & (F.col("content") != DATA)
+    vector = live & (F.col("content") == POSITION_DELETES) & (F.col("format") == PUFFIN)
 
     def total(cond: Column, value: Column | int = 1) -> Column:
         return F.sum(F.when(cond, value).otherwise(0))
 
     sums = ("files", "bytes", "records", "small_files", "delete_files", "position_delete_files")
-    sums += ("equality_delete_files", "delete_records", "delete_bytes")
+    sums += ("deletion_vectors", "equality_delete_files", "delete_records", "delete_bytes")
     keys = ["spec_id", *[f"p{i}" for i in range(len(pcols))]]
     # Two steps, per (partition, manifest) then per partition, rather than one count(DISTINCT):
     # Spark expands every entry row once per distinct aggregate for the latter.
@@ -186,7 +201,8 @@ def read_partitions(
         total(live_data, F.col("records")).alias("records"),
         total(live_data & (F.col("size") < small_file_bytes)).alias("small_files"),
         total(live_deletes).alias("delete_files"),
-        total(live & (F.col("content") == POSITION_DELETES)).alias("position_delete_files"),
+        total(live & (F.col("content") == POSITION_DELETES) & ~vector).alias("position_delete_files"),
+        total(vector).alias("deletion_vectors"),
         total(live & (F.col("content") == EQUALITY_DELETES)).alias("equality_delete_files"),
         total(live_deletes, F.col("records")).alias("delete_records"),
         total(live_deletes, F.col("size")).alias("delete_bytes"),
@@ -221,6 +237,7 @@ def read_partitions(
         "small_files",
         "delete_files",
         "position_delete_files",
+        "deletion_vectors",
         "equality_delete_files",
         "delete_records",
         "delete_bytes",
@@ -266,8 +283,52 @@ def small_file_threshold(properties: dict[str, str]) -> int:
     return int(target * 0.75)
 
 
+def metadata_dir(jtable: Any, properties: dict[str, str]) -> str:
+    """Where the table writes its metadata files."""
+    return properties.get("write.metadata.path") or f"{str(jtable.location()).rstrip('/')}/metadata"
+
+
+def list_dir(spark: SparkSession, uri: str) -> pd.DataFrame:
+    """The files directly under a directory (any file system): name, path, size, modified_ms."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    rows = []
+    if fs.exists(path):
+        for status in fs.listStatus(path):
+            if status.isFile():
+                p = status.getPath()
+                rows.append(
+                    (
+                        str(p.getName()),
+                        str(p.toString()),
+                        int(status.getLen()),
+                        int(status.getModificationTime()),
+                    )
+                )
+    return pd.DataFrame(rows, columns=LISTING_COLUMNS)
+
+
+def check_present(spark: SparkSession, source: Source, paths: list[str], listing: pd.DataFrame) -> None:
+    """Raise `BrokenTable` naming the first of `paths` that is missing (before any Spark job reads it)."""
+    store = Storage(spark)
+    missing = first_missing(paths, set(listing.name), store.exists)
+    if missing is not None:
+        raise BrokenTable(source.describe(), missing, "is missing")
+
+
 def read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int | None = None) -> Metadata:
-    """Everything the doctor judges, from the table's metadata only; each step timed."""
+    """Everything the doctor judges, from the table's metadata only; each step timed.
+
+    Raises:
+        BrokenTable: the current manifest list or a manifest is missing, or a metadata file
+            cannot be read.
+    """
+    with guard(source.describe()):
+        return _read(spark, source, jtable, small_file_bytes)
+
+
+def _read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int | None) -> Metadata:
     timings: dict[str, float] = {}
 
     def timed(step: str, fn: Any) -> Any:
@@ -280,7 +341,12 @@ def read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int
     specs, default_spec = timed("specs", lambda: specs_of(jtable))
     properties = _properties(jtable)
     small = small_file_bytes if small_file_bytes is not None else small_file_threshold(properties)
+    listing = timed("listing", lambda: list_dir(spark, metadata_dir(jtable, properties)))
+    current = jtable.currentSnapshot()
+    if current is not None:
+        check_present(spark, source, [str(current.manifestListLocation())], listing)
     manifests = timed("manifests", lambda: read_manifests(spark, source, specs))
+    check_present(spark, source, list(manifests.path), listing)
     partitions = timed("entries", lambda: read_partitions(spark, source, specs, default_spec, small))
     snapshots = timed("snapshots", lambda: read_snapshots(spark, source))
     refs = timed(
@@ -298,7 +364,13 @@ def read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int
             .first()
         ),
     )
-    current = jtable.currentSnapshot()
+    all_manifests = timed(
+        "all_manifests",
+        lambda: {
+            str(r.path).rsplit("/", 1)[-1]
+            for r in metadata_table(spark, source, "all_manifests").select("path").distinct().collect()
+        },
+    )
     current_id = int(current.snapshotId()) if current is not None else None
     metadata_file = log.file if log and log.file else None
     location = str(jtable.location())
@@ -324,6 +396,8 @@ def read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int
         partitions=partitions,
         snapshots=snapshots,
         refs=refs,
+        listing=listing,
+        all_manifests=all_manifests,
         sizes=timed("sizes", sizes),
         small_file_bytes=small,
         timings=timings,

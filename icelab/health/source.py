@@ -34,6 +34,7 @@ from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.iceberg import load_table
 from icelab.core.session import register_iceberg_catalog
+from icelab.health.broken import diagnose_failure
 
 CATALOGS = ("hadoop", "hive", "rest")
 METADATA_JSON = re.compile(r"^(?:v(\d+)|(\d+)-[0-9a-f-]+)\.metadata\.json(?:\.gz)?$")
@@ -299,6 +300,38 @@ def connect(spark: SparkSession, engine: EngineConfig, source: Source) -> Source
     return source
 
 
+def namespace_tables(
+    spark: SparkSession,
+    engine: EngineConfig,
+    namespace: str,
+    catalog: str = "hadoop",
+    uri: str | None = None,
+    warehouse: str | None = None,
+) -> list[str]:
+    """Every table of a catalog namespace, as `<namespace>.<table>` names `resolve` takes.
+
+    Raises:
+        UserError: no warehouse for a Hadoop catalog, an unreachable catalog, an unknown or empty
+            namespace.
+    """
+    if catalog == "hadoop":
+        if not warehouse:
+            raise UserError(f"--namespace {namespace}: a Hadoop catalog needs --warehouse")
+        source = Source(
+            f"namespace {namespace}", "hadoop", ident=namespace, warehouse=storage.to_uri(warehouse)
+        )
+    else:
+        source = _catalog_source(f"{namespace}.t", catalog, uri, warehouse)
+    source = connect(spark, engine, source)
+    ns = ".".join(quote(p) for p in namespace.split("."))
+    rows = _load(source, lambda: spark.sql(f"SHOW TABLES IN {source.catalog}.{ns}").collect())
+    names = sorted(f"{namespace}.{r.tableName}" for r in rows)
+    if not names:
+        where = source.uri or source.warehouse
+        raise UserError(f"no table in namespace '{namespace}' of the {catalog} catalog at {where}")
+    return names
+
+
 def load(spark: SparkSession, source: Source) -> Any:
     """The table as an `org.apache.iceberg.Table` (its metadata.json read, no data).
 
@@ -381,13 +414,32 @@ def _load(source: Source, load: Callable[[], Any]) -> Any:
     try:
         return load()
     except (Py4JJavaError, PySparkException) as exc:
-        raise UserError(_explain(source, exc)) from None
+        raise _explain(source, exc) from None
 
 
-def _explain(source: Source, exc: BaseException) -> str:
+def current_metadata_file(source: Source) -> str | None:
+    """The metadata file a table read by path, or a local Hadoop table's version hint, names."""
+    if source.kind == "path":
+        return source.location
+    if source.kind == "hadoop" and source.location and is_local(source.location):
+        return _hinted_metadata(source.location, _Local()) or storage.join(source.location, "metadata")
+    return None
+
+
+def _explain(source: Source, exc: BaseException) -> UserError:
+    """Why a table could not be loaded: unknown, unreachable, broken (`BrokenTable`), or else."""
     cls, message = root_cause(exc)
     top = str(getattr(getattr(exc, "java_exception", None), "getClass", lambda: None)() or "")
     text = f"{cls} {message} {top}"
+    unreachable = any(word in text for word in UNREACHABLE) or "connect" in text.lower()
+    if not any(word in text for word in MISSING) and not (source.kind in ("hive", "rest") and unreachable):
+        broken = diagnose_failure(exc, source.describe(), current_metadata_file(source))
+        if broken is not None:
+            return broken
+    return UserError(_message(source, cls, message, text))
+
+
+def _message(source: Source, cls: str, message: str, text: str) -> str:
     if any(word in text for word in MISSING):
         where = source.uri or source.warehouse or source.location
         return f"unknown table '{source.ident or source.given}' in the {source.kind} catalog at {where}"

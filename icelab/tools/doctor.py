@@ -8,36 +8,56 @@ metadata only (no data read), without running a benchmark.
     icelab doctor db.events --catalog rest --uri http://catalog:8181
     icelab doctor /data/warehouse/db/events --apply           # run the advice, then check again
     icelab doctor /data/warehouse/db/events --copy            # the same on a registered copy
+    icelab doctor /wh/db/events /wh/db/orders                 # several tables, one Spark session
+    icelab doctor --namespace db --warehouse /data/warehouse  # every table of a namespace
 
 The same as `python run.py experiment=doctor table=...` (conf/experiment/doctor.yaml); the report
 goes to the console and to results/runs/doctor/<run_id>/ (docs/doctor.md).
 
 Exit status: 0 healthy, 1 an action is advised (manifest rewrite or snapshot expiry), 2 bad input
-(one line on stderr).
+(one line on stderr), 3 a broken table (a metadata file, manifest list or manifest missing or
+unreadable: one line on stderr naming it; nothing written). Several tables are checked in one
+Spark session, each with its own run directory, then a summary; the exit status is the worst
+table's (in the order 0, 1, 2, 3).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from omegaconf import DictConfig, OmegaConf
 
 from icelab.core.cli import CONF_DIR, check_overrides
 from icelab.core.config import manifest_health_rules
 from icelab.core.errors import UserError
+from icelab.health.broken import EXIT_BROKEN, BrokenTable
+
+EXIT_BAD_INPUT = 2
 
 
 def parser() -> argparse.ArgumentParser:
     """The command's arguments."""
     p = argparse.ArgumentParser(
         prog="icelab doctor",
-        description="Manifest health and rewrite advice on any Iceberg table (exit 0 healthy, "
-        "1 action advised, 2 bad input).",
+        description="Manifest health and rewrite advice on Iceberg tables (exit 0 healthy, "
+        "1 action advised, 2 bad input, 3 broken table: a metadata file, manifest list or manifest "
+        "missing or unreadable; with several tables, the worst).",
     )
     p.add_argument(
-        "table", help="a table directory or metadata.json (catalog hadoop), or <namespace>.<table>"
+        "table",
+        nargs="*",
+        help="a table directory or metadata.json (catalog hadoop), or <namespace>.<table>; several are "
+        "checked in one Spark session",
+    )
+    p.add_argument(
+        "--namespace",
+        action="append",
+        default=[],
+        help="check every table of this catalog namespace (repeatable; hadoop: with --warehouse)",
     )
     p.add_argument("--catalog", choices=("hadoop", "hive", "rest"), default="hadoop")
     p.add_argument("--uri", help="thrift://host:9083 (hive) or http://host:8181 (rest)")
@@ -90,8 +110,8 @@ def _rules(items: list[str]) -> dict[str, dict[str, float]] | None:
     return rules
 
 
-def compose(args: argparse.Namespace) -> DictConfig:
-    """The run's config: conf/ with experiment=doctor and the `--set` overrides, then the options."""
+def compose(args: argparse.Namespace, table: str) -> DictConfig:
+    """One table's run config: conf/ with experiment=doctor and the `--set` overrides, then the options."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
@@ -100,7 +120,7 @@ def compose(args: argparse.Namespace) -> DictConfig:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = hydra_compose(config_name="config", overrides=overrides)
     values = {
-        "table": args.table,
+        "table": table,
         "experiment.catalog": args.catalog,
         "experiment.uri": args.uri,
         "experiment.warehouse": args.warehouse,
@@ -122,24 +142,92 @@ def compose(args: argparse.Namespace) -> DictConfig:
     return cfg
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Check one table; 0 healthy, 1 an action is advised, 2 bad input (one line on stderr)."""
-    args = parser().parse_args(argv)
+@dataclass(frozen=True)
+class Checked:
+    """One table's outcome in a run over several."""
+
+    table: str
+    verdict: str
+    exit_code: int
+    seconds: float
+    session: str | None  # the Spark application it was checked in
+
+
+def check(args: argparse.Namespace, table: str) -> Checked:
+    """Check one table in this process's Spark session; bad input and a broken table are one line
+    on stderr and an outcome, not an exception, so the next table is still checked."""
     from pyspark.sql import SparkSession
 
     from icelab.experiments import doctor
 
-    ours = SparkSession.getActiveSession() is None
+    t0 = time.perf_counter()
     try:
-        outcome = doctor.run(compose(args))
+        outcome = doctor.run(compose(args, table))
+        verdict, code = outcome.diagnosis.last.health.verdict, outcome.exit_code
+    except BrokenTable as exc:
+        print(f"icelab: {exc}", file=sys.stderr)
+        verdict, code = "broken", EXIT_BROKEN
     except UserError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
-        return 2
+        verdict, code = "bad input", EXIT_BAD_INPUT
+    active = SparkSession.getActiveSession()
+    session = active.sparkContext.applicationId if active is not None else None
+    return Checked(table, verdict, code, time.perf_counter() - t0, session)
+
+
+def tables_of(args: argparse.Namespace) -> list[str]:
+    """The tables named, then every table of each `--namespace` (listed through its catalog)."""
+    tables = list(args.table)
+    if args.namespace:
+        from icelab.bench.context import open_context
+        from icelab.core.config import engine_config
+        from icelab.health.source import namespace_tables
+
+        cfg = compose(args, f"{args.namespace[0]}.*")
+        spark = open_context(cfg, data=False).spark
+        for ns in args.namespace:
+            tables += namespace_tables(spark, engine_config(cfg), ns, args.catalog, args.uri, args.warehouse)
+    return tables
+
+
+def summary(rows: list[Checked]) -> str:
+    """The closing table of a run over several tables."""
+    width = max(len("table"), *(len(r.table) for r in rows))
+    sessions = sorted({r.session for r in rows if r.session})
+    where = f"one Spark session ({sessions[0]})" if len(sessions) == 1 else f"{len(sessions)} Spark sessions"
+    lines = [
+        f"summary: {len(rows)} tables in {where}; the first one's seconds include starting it",
+        f"  {'table':<{width}}  {'verdict':<15}  exit  seconds",
+        *(f"  {r.table:<{width}}  {r.verdict:<15}  {r.exit_code:>4}  {r.seconds:>7.1f}" for r in rows),
+        f"exit {max(r.exit_code for r in rows)} (the worst table's)",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Check each table; 0 healthy, 1 an action is advised, 2 bad input, 3 broken (one line on
+    stderr), the worst of them for several tables."""
+    cli = parser()
+    args = cli.parse_args(argv)
+    if not args.table and not args.namespace:
+        cli.error("give a table, or --namespace")
+    from pyspark.sql import SparkSession
+
+    ours = SparkSession.getActiveSession() is None
+    try:
+        try:
+            tables = tables_of(args)
+        except UserError as exc:
+            print(f"icelab: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        rows = [check(args, table) for table in tables]
     finally:
         active = SparkSession.getActiveSession()
         if ours and active is not None:  # a session this command started (not a caller's)
             active.stop()
-    return outcome.exit_code
+    if len(rows) > 1:
+        print(summary(rows))
+    return max(r.exit_code for r in rows)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ def ingested() -> Metadata:
                 "small_files",
                 "delete_files",
                 "position_delete_files",
+                "deletion_vectors",
                 "equality_delete_files",
                 "delete_records",
                 "delete_bytes",

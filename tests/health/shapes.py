@@ -1,0 +1,126 @@
+"""Iceberg table shapes written by plain Spark SQL (not icelab's generator), for the doctor's tests.
+
+Each builder creates `<catalog>.db.<name>` in a Hadoop catalog the caller registered, with a few
+hundred rows over a few days, and returns the table's directory. A shape catalogue grows by adding
+a builder here: the SQL is what a user of Spark would type.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+START = dt.date(2026, 1, 1)
+COLUMNS = "id bigint, ts timestamp, v string"
+
+
+def table_dir(warehouse: Path, name: str) -> Path:
+    return warehouse / "db" / name
+
+
+def metadata_listing(warehouse: Path, name: str) -> list[tuple[str, int]]:
+    """Every file under the table's metadata/ with its size: what a read-only visit must not change."""
+    meta = table_dir(warehouse, name) / "metadata"
+    return sorted((p.name, p.stat().st_size) for p in meta.iterdir())
+
+
+def create(spark: SparkSession, catalog: str, name: str, properties: dict[str, str] | None = None) -> str:
+    """`CREATE TABLE` partitioned by day, with the given table properties; its SQL name."""
+    table = f"{catalog}.db.{name}"
+    spark.sql(f"DROP TABLE IF EXISTS {table}")
+    props = ", ".join(f"'{k}'='{v}'" for k, v in (properties or {}).items())
+    spark.sql(
+        f"CREATE TABLE {table} ({COLUMNS}) USING iceberg PARTITIONED BY (days(ts))"
+        + (f" TBLPROPERTIES ({props})" if props else "")
+    )
+    return table
+
+
+def append(spark: SparkSession, table: str, first_id: int, rows: int, days: int) -> None:
+    """One `INSERT INTO`: `rows` rows spread over `days` days from START, one commit."""
+    start = dt.datetime.combine(START, dt.time(), tzinfo=dt.timezone.utc).timestamp()
+    spark.sql(
+        f"INSERT INTO {table} SELECT id, timestamp_seconds({int(start)} + (id % {days}) * 86400 + id), "
+        f"concat('v', id) FROM range({first_id}, {first_id + rows})"
+    )
+
+
+def fragmented(
+    spark: SparkSession, catalog: str, warehouse: Path, name: str, appends: int = 6, days: int = 5
+) -> Path:
+    """`appends` inserts over all `days` days each, merging off: one manifest per append, each
+    spanning every day."""
+    table = create(spark, catalog, name, {"commit.manifest-merge.enabled": "false"})
+    for j in range(appends):
+        append(spark, table, j * 100, 50, days)
+    return table_dir(warehouse, name)
+
+
+def one_append(spark: SparkSession, catalog: str, warehouse: Path, name: str) -> Path:
+    """A single insert: one manifest."""
+    append(spark, create(spark, catalog, name), 0, 50, 5)
+    return table_dir(warehouse, name)
+
+
+def merge_on_read(
+    spark: SparkSession, catalog: str, warehouse: Path, name: str, format_version: int = 2
+) -> Path:
+    """Two inserts, then a `DELETE` under `write.delete.mode=merge-on-read`: position deletes at
+    format v2, deletion vectors (Puffin) at v3."""
+    props = {"format-version": str(format_version), "write.delete.mode": "merge-on-read"}
+    table = create(spark, catalog, name, props)
+    append(spark, table, 0, 150, 3)
+    append(spark, table, 1000, 150, 3)
+    spark.sql(f"DELETE FROM {table} WHERE id % 10 = 0")
+    return table_dir(warehouse, name)
+
+
+def manifests_of(spark: SparkSession, catalog: str, name: str) -> list[str]:
+    """The current snapshot's manifest paths (data and delete)."""
+    return [r.path for r in spark.sql(f"SELECT path FROM {catalog}.db.{name}.manifests").collect()]
+
+
+def local(path: str) -> Path:
+    return Path(path.removeprefix("file:"))
+
+
+def missing_manifest(spark: SparkSession, catalog: str, warehouse: Path, name: str) -> tuple[Path, str]:
+    """A fragmented table one of whose current manifests was deleted (and its checksum file)."""
+    where = fragmented(spark, catalog, warehouse, name, appends=3)
+    gone = local(manifests_of(spark, catalog, name)[0])
+    gone.unlink()
+    gone.with_name(f".{gone.name}.crc").unlink(missing_ok=True)
+    return where, gone.name
+
+
+def corrupt_metadata(
+    spark: SparkSession, catalog: str, warehouse: Path, name: str, keep_checksum: bool
+) -> tuple[Path, str]:
+    """A table whose current metadata.json was cut short: with its `.crc` kept, Hadoop's checksum
+    catches it; without, Iceberg's JSON parser does."""
+    where = fragmented(spark, catalog, warehouse, name, appends=2)
+    meta = where / "metadata"
+    current = meta / f"v{(meta / 'version-hint.text').read_text().strip()}.metadata.json"
+    text = current.read_bytes()
+    current.write_bytes(text[: len(text) // 2])
+    crc = meta / f".{current.name}.crc"
+    if not keep_checksum:
+        crc.unlink(missing_ok=True)
+    return where, current.name
+
+
+def expired_keeping_files(spark: SparkSession, catalog: str, warehouse: Path, name: str) -> Path:
+    """A fragmented table after `rewrite_manifests`, then snapshot expiry that leaves the expired
+    snapshots' files in place (as an expiry with file cleanup off, pyiceberg's, or one that
+    failed before deleting does): the old manifests and manifest lists are orphans."""
+    where = fragmented(spark, catalog, warehouse, name)
+    spark.sql(f"CALL {catalog}.system.rewrite_manifests(table => 'db.{name}')").collect()
+    jvm = spark.sparkContext._jvm
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+        spark._jsparkSession, f"{catalog}.db.{name}"
+    )
+    now_ms = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000) + 1
+    table.expireSnapshots().expireOlderThan(now_ms).retainLast(1).cleanExpiredFiles(False).commit()
+    return where
