@@ -12,8 +12,8 @@ metadata only (no data read), without running a benchmark.
 The same as `python run.py experiment=doctor table=...` (conf/experiment/doctor.yaml); the report
 goes to the console and to results/runs/doctor/<run_id>/ (docs/doctor.md).
 
-Exit status: 0 healthy, 1 an action is advised (manifest rewrite or snapshot expiry), 2 bad input
-(one line on stderr).
+Exit status: 0 healthy, 1 an action is advised (a manifest rewrite worth running, or snapshot
+expiry), 2 bad input (one line on stderr), 4 `--apply` left some window planning worse.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="icelab doctor",
         description="Manifest health and rewrite advice on any Iceberg table (exit 0 healthy, "
-        "1 action advised, 2 bad input).",
+        "1 action advised, 2 bad input, 4 --apply made a window's planning worse).",
     )
     p.add_argument(
         "table", help="a table directory or metadata.json (catalog hadoop), or <namespace>.<table>"
@@ -123,7 +123,8 @@ def compose(args: argparse.Namespace) -> DictConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Check one table; 0 healthy, 1 an action is advised, 2 bad input (one line on stderr)."""
+    """Check one table; 0 healthy, 1 an action is advised, 2 bad input (one line on stderr), 4 what
+    `--apply` ran made some window's planning worse."""
     args = parser().parse_args(argv)
     from pyspark.sql import SparkSession
 
