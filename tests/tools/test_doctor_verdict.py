@@ -103,9 +103,9 @@ def test_one_bulk_load_in_one_manifest_is_healthy_and_a_tiny_target_changes_noth
 def test_a_target_below_the_floor_is_raised_to_it(fragmented, results, capsys):
     code, report, _, out = doctor(capsys, results, str(fragmented), "--target", "1KB")
     advice = report["states"][0]["advice"]
+    assert code == 1 and advice["target_bytes"] >= 64 * 1024  # 8 headers of ~7.3 kB, to a power of two
     floor = advice["floor_bytes"]
-    assert floor >= 64 * 1024  # 8 headers of ~7.3 kB, to a power of two
-    assert code == 1 and advice["target_bytes"] == floor and "raised to the floor" in advice["target_reason"]
+    assert advice["target_bytes"] == floor and "raised to the floor" in advice["target_reason"]
     (set_target,) = [s for s in advice["statements"] if s["action"] == "set_target"]
     assert f"'{TARGET}'='{floor}'" in set_target["text"]
     assert "(1 day)" in out and "(1 days)" not in out
@@ -120,16 +120,18 @@ def test_a_fragmented_table_is_advised_and_apply_on_a_copy_reads_fewer_manifests
     state = report["states"][0]
     advice = state["advice"]
     assert code == 1 and report["actions"] == ["rewrite_manifests"] and state["manifests"] == 12
+    for p in advice["predictions"]:
+        assert p["after_manifests"] < p["now_manifests"] and p["after_ms"] < p["now_ms"], p
     assert state["why"].startswith("worth a rewrite")
     # The "after" is the simulated layout: as many manifests as Iceberg asks for, each far below the target.
     assert advice["manifests_after"] == len(advice["manifest_sizes_after"]) < 12
     assert max(advice["manifest_sizes_after"]) < advice["target_bytes"]
-    for p in advice["predictions"]:
-        assert p["after_manifests"] < p["now_manifests"] and p["after_ms"] < p["now_ms"], p
 
     code, report, _, out = doctor(capsys, results, str(fragmented), "--copy")
     copy = report["copy"]
     assert copy == f"{table}_doctor_copy" and _manifests(spark, table) == original  # the table untouched
+    before, after = ({w["window"]: w["manifests"] for w in s["windows"]} for s in report["states"])
+    assert all(after[w] < before[w] for w in ("1d", "7d", "30d")), (before, after)  # measured on the copy
     assert [a["action"] for a in report["applied"]] == ["set_target", "rewrite_manifests", "restore_target"]
     rows = report["before_after"]
     assert [r["window"] for r in rows] == ["1d", "7d", "30d"] and not report["worse"]
@@ -142,9 +144,13 @@ def test_a_fragmented_table_is_advised_and_apply_on_a_copy_reads_fewer_manifests
     # The target was the rewrite's only: the copy keeps no manifest target property.
     props = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {copy}").collect()}
     assert TARGET not in props
-    # Every statement printed as applied names the copy, never the table.
+
+
+def test_every_statement_printed_for_copy_names_the_copy(fragmented, results, capsys):
+    code, report, _, out = doctor(capsys, results, str(fragmented), "--copy")
+    assert report["applied"] and "statements (applied to the copy" in out
     printed = out.split("statements (applied to the copy", 1)[1].split("\n\n", 1)[0]
-    sql = [line for line in printed.splitlines() if line.strip().startswith(("ALTER", "CALL"))]
+    sql = [line.strip() for line in printed.splitlines() if line.strip().startswith(("ALTER", "CALL"))]
     assert len(sql) >= 3 and all("fragmented_doctor_copy" in line for line in sql), printed
 
 
