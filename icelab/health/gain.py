@@ -76,12 +76,12 @@ def weigh(h: Health, meta: Metadata, sim: Simulated, model: PlanningModel | None
     if h.verdict == HEALTHY:
         return Weighed(HEALTHY, "no rule tripped: " + _rules_line(h), windows, bounds_after)
     if not sim.changes:
-        return Weighed(
-            HEALTHY,
-            f"rewrite_manifests would leave the table as it is (one manifest's worth at {sim.target:,} B)",
-            windows,
-            bounds_after,
+        why = (
+            "no data manifest of the default spec, the only one rewrite_manifests rewrites"
+            if sim.tasks == 0
+            else f"rewrite_manifests would leave it as it is: one manifest's worth at {sim.target:,} B"
         )
+        return Weighed(HEALTHY, why, windows, bounds_after)
     verdict, why = _decide(h, windows, bounds_after, model is not None)
     return Weighed(verdict, why, windows, bounds_after)
 
