@@ -23,6 +23,7 @@ from icelab.charts.all import WRITERS, draw, results_command
 from icelab.charts.schema_table import RECORDS, outcome_table
 from icelab.core.results import write_atomic
 from icelab.core.runs import Run, find_runs
+from icelab.core.units import SIZE_UNITS
 
 STYLE = """
 body{font-family:system-ui,sans-serif;font-size:14px;margin:24px auto;max-width:1400px;color:#222}
@@ -131,7 +132,7 @@ def key_ratios(run: Run) -> str:
             {
                 "state": h["state"],
                 "manifests": h["manifests"],
-                "manifest MB": h["manifest_bytes"] / 2**20,
+                "manifest MB": h["manifest_bytes"] / SIZE_UNITS["MB"],
                 "bounds per day: max": h["stats"]["bounds"]["max"],
                 "span median": h["stats"]["span"]["median"],
                 "verdict": h["verdict"],
@@ -189,7 +190,7 @@ def doctor_section(report: dict) -> str:
         {
             "state": h["state"],
             "manifests": h["manifests"],
-            "manifest MB": h["manifest_bytes"] / 2**20,
+            "manifest MB": h["manifest_bytes"] / SIZE_UNITS["MB"],
             "partitions": h["partitions"],
             "bounds per partition: p90": h["stats"]["bounds"]["p90"],
             "span median": h["stats"]["span"]["median"],
@@ -197,6 +198,7 @@ def doctor_section(report: dict) -> str:
             "delete files": h["deletes"]["delete_files"],
             "snapshots (expirable)": f"{h['snapshots']['count']} ({h['snapshots']['expirable']})",
             "verdict": h["verdict"],
+            "why": h.get("why", ""),
             "reasons": "; ".join(h["reasons"]),
         }
         for h in report["states"]

@@ -47,6 +47,13 @@ def spelled(n: int) -> str:
     return WORDS[n] if 0 <= n < len(WORDS) else f"{n:,}"
 
 
+def plural(n: float, noun: str) -> str:
+    """A count and its noun, singular only for exactly one: `1 day`, `7 days`, `1.5 days`,
+    `1,200 manifests`."""
+    text = f"{int(n):,}" if float(n).is_integer() else f"{n:,}"
+    return f"{text} {noun}" + ("" if n == 1 else "s")
+
+
 def ratio(value: float | None, digits: int | None = 2) -> str:
     """A ratio: `2.43x` (`digits` decimals), or with digits=None to three significant digits
     (`1.04x`, `47.3x`, `133x`); `-` if missing."""

@@ -11,6 +11,8 @@ policy of `experiment=manifest_health`).
     finding.py   a note with the SQL to review, for deletes and orphans
     policy.py    the verdict: statistics against manifest_health's rules
     forecast.py  planning per window predicted by the cost model (icelab.analysis), fitted once per run
-    advice.py    target size, clustering, predictions, the exact statements, and running them
+    rewrite.py   the layout rewrite_manifests would leave, simulated on the table's own entries
+    gain.py      whether that rewrite is worth running: the verdict, and why in one line
+    advice.py    target size and its floor, clustering, predictions, the exact statements, and running them
     diagnosis.py the whole visit, its console text and its files
 """

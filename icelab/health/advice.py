@@ -25,16 +25,22 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from icelab.core.units import plural, size
 from icelab.health.check import Health, time_field, utc_text
 from icelab.health.deletes import delete_advice
 from icelab.health.forecast import NO_FIT_LINE, PlanningModel
+from icelab.health.gain import Weighed, already_fine, weigh
 from icelab.health.orphans import orphan_advice
-from icelab.health.reader import Metadata
+from icelab.health.reader import DATA, Metadata
+from icelab.health.rewrite import ONE_ENTRY_MANIFEST, Simulated, Sizes, simulate, sizes
 from icelab.health.source import Source
 
 TARGET_PROPERTY = "commit.manifest.target-size-bytes"
 MERGE_PROPERTY = "commit.manifest-merge.enabled"
-MIN_TARGET, MAX_TARGET = 1024, 8 * 1024 * 1024
+MAX_TARGET = 8 * 1024 * 1024  # Iceberg's default target
+# The floor of a target: at least FLOOR, and FLOOR_HEADERS x the table's fixed manifest bytes, so
+# that a manifest at the target is at most an eighth header (7.3 kB of 64 KB for three columns).
+FLOOR, FLOOR_HEADERS = 64 * 1024, 8
 UNITS_PER_MANIFEST = 1.5
 PLACEHOLDER = "<catalog>.<namespace>.<table>"
 
@@ -63,14 +69,19 @@ class Statement:
 class Advice:
     """What to do about one table state, with the numbers behind it."""
 
+    verdict: str  # healthy, or the rules' level when a rewrite is worth it (icelab.health.gain)
+    why: str  # the verdict in one line
     actions: list[str]
     target_bytes: int | None
     target_reason: str
+    floor_bytes: int
     cluster_by: list[str] | None
     bytes_per_entry: float | None
     unit: str
     entries_per_unit: float | None
     manifests_after: int | None
+    manifest_sizes_after: list[int] | None  # bytes of each manifest the rewrite would write
+    simulated: dict[str, Any] | None  # the simulated rewrite (icelab.health.rewrite)
     units_per_manifest: float | None
     predictions: list[dict[str, Any]]
     model: str  # the cost model the predictions come from, or why there are none
@@ -116,6 +127,65 @@ def _median(values: list[float]) -> float:
     return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2 if n else 0.0
 
 
+def floor_bytes(sizes: Sizes) -> int:
+    """The smallest target advised or applied: FLOOR_HEADERS x the table's fixed manifest bytes, up
+    to a power of two, at least FLOOR. Below it a manifest is mostly its header, and Iceberg asks
+    for one manifest per target's worth of bytes, headers included, so a smaller target multiplies
+    manifests (one 10.8 kB manifest became 11 at 1 KB) instead of clustering them."""
+    need = FLOOR_HEADERS * max(sizes.overhead, 1.0)
+    return min(MAX_TARGET, max(FLOOR, 1 << math.ceil(math.log2(need))))
+
+
+def _target(
+    data_bytes_per_entry: float | None, per_unit_median: float, unit: str, floor: int, given: int | None
+) -> tuple[int | None, str]:
+    """The target to rewrite at and why: the recommended one, or the given one, never below `floor`."""
+    recommended, reason = None, "no data manifest entries to size a target by"
+    if data_bytes_per_entry and per_unit_median:
+        unit_bytes = per_unit_median * data_bytes_per_entry
+        raw = _pow2(UNITS_PER_MANIFEST * unit_bytes)
+        recommended = min(MAX_TARGET, max(floor, raw))
+        reason = (
+            f"{per_unit_median:g} live {'entry' if per_unit_median == 1 else 'entries'} per {unit} "
+            "(median) x "
+            f"{data_bytes_per_entry:.0f} bytes per entry = {size(unit_bytes, 'kB')} per {unit}; "
+            f"x {UNITS_PER_MANIFEST} to the nearest power of two, kept within "
+            f"{size_text(floor)} (the floor) .. {size_text(MAX_TARGET)}"
+        )
+    if given is None:
+        return recommended, reason
+    if given < floor:
+        return floor, (
+            f"given {size_text(given)}, below the floor of {size_text(floor)} "
+            f"({FLOOR_HEADERS} x this table's fixed manifest bytes): raised to the floor"
+        )
+    return given, f"given ({size_text(given)}); recommended: {size_text(recommended or floor)} ({reason})"
+
+
+def _choose(
+    h: Health,
+    meta: Metadata,
+    model: PlanningModel | None,
+    target: int,
+    floor: int,
+    cluster: list[str] | None,
+    search: bool,
+) -> tuple[Simulated, Weighed, int]:
+    """The rewrite at `target`, simulated and weighed; when it is not worth it but the rules trip,
+    and `search`, the power-of-two target nearest it (floor .. MAX_TARGET) whose rewrite is."""
+    sim = simulate(meta, target, cluster)
+    weighed = weigh(h, meta, sim, model)
+    if weighed.advised or not search or h.verdict == "healthy" or already_fine(h, meta):
+        return sim, weighed, target
+    sizes_ = [floor << i for i in range(int(math.log2(MAX_TARGET // floor)) + 1)]
+    for other in sorted((t for t in sizes_ if t != target), key=lambda t: abs(math.log2(t / target))):
+        candidate = simulate(meta, other, cluster)
+        judged = weigh(h, meta, candidate, model)
+        if judged.advised:
+            return candidate, judged, other
+    return sim, weighed, target
+
+
 def advise(
     h: Health,
     meta: Metadata,
@@ -124,47 +194,46 @@ def advise(
     target_bytes: int | None = None,
     copy: bool = False,
 ) -> Advice:
-    """The advice for one table state: actions, target size, predictions, statements, notes.
+    """The advice for one table state: the verdict, target size, the simulated rewrite,
+    predictions, statements, notes.
 
     Args:
         target_bytes: a target size the user chose for the rewrite (else the one recommended
-            here); a healthy layout is left alone whatever the size.
+            here; either is raised to the floor); a layout no rewrite improves is left alone.
         copy: the statements run on a registered copy, which shares its files with the table:
             expiry then only drops snapshots from the copy's metadata (no file is deleted).
     """
     data = h.data_manifests
     entries_total = int((data.entries + data.deleted_entries).sum())
-    live_entries = int(data.entries.sum())
     per_entry = float(data.length.sum()) / entries_total if entries_total else None
     unit, per_unit = _units(h, meta)
     per_unit_median = _median(per_unit)
-    rewrite = h.verdict != "healthy"
-    recommended = None
-    reason = "the layout is healthy: no rewrite advised"
-    if per_entry and per_unit_median:
-        unit_bytes = per_unit_median * per_entry
-        recommended = min(MAX_TARGET, max(MIN_TARGET, _pow2(UNITS_PER_MANIFEST * unit_bytes)))
-        reason = (
-            f"{per_unit_median:g} live entries per {unit} (median) x {per_entry:.0f} bytes per entry "
-            f"= {unit_bytes / 1024:.1f} KB per {unit}; x {UNITS_PER_MANIFEST} to the nearest power of two "
-            f"(kept within {size_text(MIN_TARGET)}..{size_text(MAX_TARGET)})"
-        )
-    target = target_bytes or recommended
-    if target_bytes is not None:
-        reason = f"given ({size_text(target_bytes)}); recommended: {size_text(recommended or 0)} ({reason})"
+    table_sizes = sizes(data) if len(data) else Sizes(ONE_ENTRY_MANIFEST, 1.0)
+    floor = floor_bytes(table_sizes)
+    target, reason = _target(per_entry, per_unit_median, unit, floor, target_bytes)
+    recommended = target
     found = time_field(meta)
     cluster = None
     if found is not None:
         spec, tfield = found
         if len(spec.fields) > 1 and spec.fields[0] != tfield:
             cluster = [tfield.name, *(f.name for f in spec.fields if f != tfield)]
-    total_bytes = int(data.length.sum())
-    after = max(1, math.ceil(total_bytes / target)) if target and total_bytes else None
+    sim, weighed = None, Weighed("healthy", "no default partition spec")
+    if meta.default_spec_id in meta.specs:
+        target = target or floor
+        sim, weighed, target = _choose(h, meta, model, target, floor, cluster, search=target_bytes is None)
+        if weighed.advised and target_bytes is None and target != recommended:
+            reason = (
+                f"{size_text(target)}, the target nearest the recommended {size_text(recommended or floor)} "
+                f"whose simulated rewrite is worth it ({reason})"
+            )
+    rewrite = weighed.advised and target is not None
+    after = len(sim.rewritten) if sim is not None and sim.changes else None
     units_per_manifest = len(per_unit) / after if after else None
-    bytes_after = live_entries * per_entry if per_entry else 0.0
     predictions: list[dict[str, Any]] = []
     after_rows: list[dict[str, Any]] = []  # rows with an after state, and what planning would read then
     after_reads: list[dict[str, float]] = []
+    simulated = {w["window"]: w for w in weighed.windows}
     for w in h.windows:
         row: dict[str, Any] = {
             "window": w["window"],
@@ -174,28 +243,15 @@ def advise(
             "now_delete_manifests": w.get("delete_manifests", 0),
         }
         row |= {f"now_{k}": v for k, v in (w.get("predicted") or {}).items()}
-        if rewrite and after and units_per_manifest:
-            d = units_per_manifest
-            kept = (
-                min(float(after), (w["span_units"] + d - 1) / d)
-                if d >= 1
-                else min(after, w["span_units"] / d)
-            )
-            kept_bytes = kept * bytes_after / after
-            row |= {"after_manifests": round(kept, 1), "after_mb": round(kept_bytes / 1e6, 3)}
-            # The rewrite cuts the live entries into `after` manifests of about equal size.
-            per_manifest = live_entries / after
+        later = simulated.get(w["window"])
+        if later is not None and sim is not None and sim.changes:
+            row |= {
+                "after_manifests": later["after_manifests"],
+                "after_mb": round(later["after_bytes"] / 1e6, 3),
+            }
+            row |= {k: later[k] for k in ("gain_ms", "error_ms") if k in later}
             after_rows.append(row)
-            after_reads.append(
-                {
-                    # The rewrite leaves delete manifests as they are: planning still opens them.
-                    "manifests_read": kept + w.get("delete_manifests", 0),
-                    "entries_read": kept * per_manifest + w.get("delete_entries_read", 0),
-                    "largest_manifest_entries": per_manifest,
-                    "entries_matched": w["entries_matched"],
-                    "manifest_bytes_read": kept_bytes + w.get("delete_manifest_bytes", 0),
-                }
-            )
+            after_reads.append(later["after_reads"])
         predictions.append(row)
     if model is not None:
         for row, predicted in zip(after_rows, model.predictions(after_reads), strict=True):
@@ -204,41 +260,9 @@ def advise(
     catalog, ident = (source.catalog, source.ident) if source.name else ("<catalog>", "<namespace>.<table>")
     statements: list[Statement] = []
     actions = []
-    if rewrite and target:
+    if rewrite and target and sim is not None:
         actions.append("rewrite_manifests")
-        statements.append(
-            Statement(
-                "set_target",
-                f"ALTER TABLE {name} SET TBLPROPERTIES ('{TARGET_PROPERTY}'='{target}')",
-                "sql",
-                True,
-                f"manifests of {size_text(target)}: about {UNITS_PER_MANIFEST} {unit}s each",
-            )
-        )
-        if cluster is None:
-            statements.append(
-                Statement(
-                    "rewrite_manifests",
-                    f"CALL {catalog}.system.rewrite_manifests(table => '{ident}')",
-                    "sql",
-                    True,
-                    f"rewrite the {len(data)} data manifests into about {after}, clustered by partition",
-                )
-            )
-        else:
-            statements.append(
-                Statement(
-                    "rewrite_manifests",
-                    "spark._jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)"
-                    ".rewriteManifests(spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable("
-                    f"spark._jsparkSession, '{name}')).sortBy({cluster!r}).execute()",
-                    "pyspark",
-                    True,
-                    f"rewrite into about {after} manifests clustered by {cluster[0]} first (the SQL "
-                    f"procedure would cluster by {meta.specs[meta.default_spec_id].fields[0].name} first, "
-                    "and a time window would open a manifest per value of it)",
-                )
-            )
+        statements += _rewrite_statements(meta, name, catalog or "", ident or "", target, cluster, sim)
     snaps = h.snapshots
     if snaps.get("expirable"):
         actions.append("expire_snapshots")
@@ -270,14 +294,19 @@ def advise(
             )
     notes = _notes(h, meta, source, catalog or "", ident or "", statements)
     return Advice(
+        verdict=weighed.verdict,
+        why=weighed.why,
         actions=actions,
         target_bytes=target if rewrite else None,
         target_reason=reason,
+        floor_bytes=floor,
         cluster_by=cluster if rewrite else None,
         bytes_per_entry=round(per_entry, 1) if per_entry else None,
         unit=unit,
         entries_per_unit=per_unit_median or None,
-        manifests_after=after if rewrite else None,
+        manifests_after=after,
+        manifest_sizes_after=[int(x) for x in sim.rewritten.length] if rewrite and sim is not None else None,
+        simulated=sim.as_json() if sim is not None else None,
         units_per_manifest=round(units_per_manifest, 2) if rewrite and units_per_manifest else None,
         predictions=predictions,
         model=model.describe() if model else NO_FIT_LINE,
@@ -285,6 +314,76 @@ def advise(
         notes=notes,
         catalog_settings=source.catalog_settings(),
     )
+
+
+def _rewrite_statements(
+    meta: Metadata,
+    name: str,
+    catalog: str,
+    ident: str,
+    target: int,
+    cluster: list[str] | None,
+    sim: Simulated,
+) -> list[Statement]:
+    """Set the target, rewrite, and put the table's own target back: Iceberg 1.10's rewrite reads
+    its target only from the table property (neither the procedure nor the action takes it as an
+    option), and left on the table a small target would stop later commits from merging."""
+    before = meta.properties.get(TARGET_PROPERTY)
+    mans = meta.manifests
+    rewritten = int(((mans.content == DATA) & (mans.spec_id == meta.default_spec_id)).sum())
+    sizes_text = ", ".join(size(b, "kB") for b in sim.rewritten.length[:8])
+    more = ", ..." if len(sim.rewritten) > 8 else ""
+    into = f"into {plural(len(sim.rewritten), 'manifest')} ({sizes_text}{more}, simulated)"
+    out = [
+        Statement(
+            "set_target",
+            f"ALTER TABLE {name} SET TBLPROPERTIES ('{TARGET_PROPERTY}'='{target}')",
+            "sql",
+            True,
+            f"target {size_text(target)} for the rewrite only (the next statement but one puts it back)",
+        )
+    ]
+    if cluster is None:
+        out.append(
+            Statement(
+                "rewrite_manifests",
+                f"CALL {catalog}.system.rewrite_manifests(table => '{ident}')",
+                "sql",
+                True,
+                f"rewrite the {plural(rewritten, 'data manifest')} of spec {meta.default_spec_id} {into}, "
+                "clustered by partition",
+            )
+        )
+    else:
+        out.append(
+            Statement(
+                "rewrite_manifests",
+                "spark._jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)"
+                ".rewriteManifests(spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable("
+                f"spark._jsparkSession, '{name}')).sortBy({cluster!r}).execute()",
+                "pyspark",
+                True,
+                f"rewrite {into}, clustered by {cluster[0]} first (the SQL procedure would cluster by "
+                f"{meta.specs[meta.default_spec_id].fields[0].name} first, and a time window would open a "
+                "manifest per value of it)",
+            )
+        )
+    restore = (
+        f"ALTER TABLE {name} UNSET TBLPROPERTIES ('{TARGET_PROPERTY}')"
+        if before is None
+        else f"ALTER TABLE {name} SET TBLPROPERTIES ('{TARGET_PROPERTY}'='{before}')"
+    )
+    was = "unset" if before is None else before
+    out.append(
+        Statement(
+            "restore_target",
+            restore,
+            "sql",
+            True,
+            f"put {TARGET_PROPERTY} back as it was ({was}): run even when the rewrite fails",
+        )
+    )
+    return out
 
 
 def _notes(
@@ -300,8 +399,9 @@ def _notes(
     if files.get("compaction_partitions"):
         notes.append(
             f"small files: {files['small_files']:,} of {files['data_files']:,} data files are below "
-            f"{files['small_file_bytes'] / 2**20:.0f} MB; {files['compaction_partitions']} partitions hold 5 "
-            "or more of them (what rewrite_data_files compacts by default); not run by --apply"
+            f"{size(files['small_file_bytes'])}; {plural(files['compaction_partitions'], 'partition')} "
+            f"{'holds' if files['compaction_partitions'] == 1 else 'hold'} 5 or more of them (what "
+            "rewrite_data_files compacts by default); not run by --apply"
         )
         statements.append(
             Statement(
@@ -329,19 +429,32 @@ def _notes(
 
 
 def run_statements(spark: SparkSession, statements: list[Statement]) -> list[dict[str, Any]]:
-    """Run the statements `--apply` runs, in order; what ran and how long each took."""
+    """Run the statements `--apply` runs, in order; what ran and how long each took. When one
+    fails, the `restore_target` statements still to come run before the error goes up, so the
+    table keeps its own manifest target."""
     ran = []
-    for st in statements:
-        if not st.applies:
-            continue
-        t0 = time.perf_counter()
-        if st.language == "sql":
-            spark.sql(st.text).collect()
-        else:
-            # The PySpark line built in `advise`, run as printed (no SQL procedure does this step).
-            exec(st.text, {"spark": spark})
-        ran.append({"action": st.action, "text": st.text, "seconds": round(time.perf_counter() - t0, 3)})
+    pending = [st for st in statements if st.applies]
+    try:
+        while pending:
+            st = pending[0]
+            t0 = time.perf_counter()
+            _run(spark, st)
+            pending.pop(0)
+            ran.append({"action": st.action, "text": st.text, "seconds": round(time.perf_counter() - t0, 3)})
+    except Exception:
+        for st in pending[1:]:
+            if st.action == "restore_target":
+                _run(spark, st)
+        raise
     return ran
+
+
+def _run(spark: SparkSession, st: Statement) -> None:
+    if st.language == "sql":
+        spark.sql(st.text).collect()
+    else:
+        # The PySpark line built in `advise`, run as printed (no SQL procedure does this step).
+        exec(st.text, {"spark": spark})
 
 
 def register_copy(spark: SparkSession, source: Source, meta: Metadata, copy_source: Source) -> None:

@@ -19,15 +19,19 @@ from icelab.core import run_state
 from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
+from icelab.core.units import plural, size
 from icelab.health.advice import Advice, advise, register_copy, run_statements, size_text
 from icelab.health.check import Health, Policy, examine, manifests_frame, partitions_frame
 from icelab.health.deletes import kinds_text
-from icelab.health.forecast import PlanningModel
+from icelab.health.forecast import PlanningModel, window_reads
+from icelab.health.gain import slower
 from icelab.health.orphans import orphans_text
 from icelab.health.reader import READER, Metadata, read
 from icelab.health.source import Source, connect, copy_of, load
 
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
+# `--apply` left some window planning more manifests than before (or slower beyond the model's error).
+EXIT_WORSE = 4
 # Table properties the report shows first (all of them are in report.json).
 SHOWN_PROPERTIES = (
     "commit.manifest.target-size-bytes",
@@ -61,6 +65,7 @@ class Diagnosis:
     model: PlanningModel | None
     applied: list[dict[str, Any]] = field(default_factory=list)
     copy: str | None = None
+    plan: Advice | None = None  # what was applied, naming the table it ran on (the copy's own)
 
     @property
     def first(self) -> Visit:
@@ -70,9 +75,47 @@ class Diagnosis:
     def last(self) -> Visit:
         return self.visits[-1]
 
+    def before_after(self) -> list[dict[str, Any]]:
+        """Per window, once applied: manifests planned and predicted planning before, as the
+        simulated rewrite predicted them, and as measured after (empty without `--apply`)."""
+        if len(self.visits) < 2:
+            return []
+        before, after = self.first.health.windows, {w["window"]: w for w in self.last.health.windows}
+        simulated = {p["window"]: p for p in self.first.advice.predictions}
+        pairs = [(w, after[w["window"]]) for w in before if w["window"] in after]
+        gains: list[dict[str, float]] = [{} for _ in pairs]
+        if self.model is not None and pairs:
+            gains = self.model.gains([window_reads(b) for b, _ in pairs], [window_reads(a) for _, a in pairs])
+        rows = []
+        for (b, a), g in zip(pairs, gains, strict=True):
+            sim = simulated.get(b["window"], {})
+            now_ms = (b.get("predicted") or {}).get("ms")
+            change = {"now_manifests": b["manifests"], "after_manifests": a["manifests"], "now_ms": now_ms}
+            rows.append(
+                {
+                    "window": b["window"],
+                    "before_manifests": b["manifests"],
+                    "predicted_manifests": sim.get("after_manifests"),
+                    "after_manifests": a["manifests"],
+                    "before_ms": (b.get("predicted") or {}).get("ms"),
+                    "predicted_ms": sim.get("after_ms"),
+                    "after_ms": (a.get("predicted") or {}).get("ms"),
+                    "worse": slower(change | g, bool(g)),
+                }
+            )
+        return rows
+
+    @property
+    def worse(self) -> bool:
+        """Whether what was applied left some window planning more manifests or slower."""
+        return any(r["worse"] for r in self.before_after())
+
     @property
     def exit_code(self) -> int:
-        """0 healthy, 1 an action is advised (rewrite advised or needed, or expiry), for the last state."""
+        """0 healthy, 1 an action is advised (a rewrite worth it, or expiry), for the last state;
+        EXIT_WORSE when `--apply` made some window's plan worse."""
+        if self.applied and self.worse:
+            return EXIT_WORSE
         return EXIT_ACTION if self.last.advice.actions else EXIT_HEALTHY
 
     def report(self) -> dict[str, Any]:
@@ -105,10 +148,21 @@ class Diagnosis:
                 "process_seconds": run_state.process_seconds(),
             },
             "planning_model": self.model.as_json() if self.model else None,
-            "states": [v.health.as_json() | {"advice": v.advice.as_json()} for v in self.visits],
+            "states": [
+                v.health.as_json()
+                | {
+                    "rule_verdict": v.health.verdict,
+                    "verdict": v.advice.verdict,
+                    "why": v.advice.why,
+                    "advice": v.advice.as_json(),
+                }
+                for v in self.visits
+            ],
             "applied": self.applied,
             "copy": self.copy,
-            "verdict": self.last.health.verdict,
+            "before_after": self.before_after(),
+            "worse": self.worse,
+            "verdict": self.last.advice.verdict,
             "actions": self.last.advice.actions,
             "exit_code": self.exit_code,
         }
@@ -173,6 +227,7 @@ def diagnose(
         jwhere, copy = load(spark, where), True
         diagnosis.copy = where.name
     plan = advise(first.health, first.meta, where, model, target, copy=copy) if copy else first.advice
+    diagnosis.plan = plan
     diagnosis.applied = run_statements(spark, plan.statements)
     state = "after_apply (copy)" if copy else "after_apply"
     diagnosis.visits.append(visit(spark, where, jwhere, state, policy, model, target, copy=copy))
@@ -190,13 +245,11 @@ def save(run_dir: Path, diagnosis: Diagnosis) -> None:
 
 
 def _mb(n: float | None) -> str:
-    """Bytes in decimal units, as the maintenance docs give them."""
+    """Bytes in decimal units (kB, MB, GB), as the maintenance docs give them."""
     if n is None:
         return "?"
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
-        if n >= scale / 10:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n / 1e3:.1f} kB"
+    unit = "GB" if n >= 1e8 else "MB" if n >= 1e5 else "kB"
+    return size(n, unit)
 
 
 STAT_LABELS = {
@@ -223,7 +276,7 @@ def render_visit(v: Visit) -> list[str]:
         f"  manifests      {len(data)} data ({_mb(data.length.sum())}), {d['delete_manifests']} delete "
         f"({_mb(h.manifests.length[h.manifests.content != 0].sum())})",
         f"  data files     {f['data_files']:,} ({_mb(f['data_bytes'])}, {f['records']:,} rows) in "
-        f"{len(h.live_partitions)} partitions; small (< {size_text(f['small_file_bytes'])}): "
+        f"{plural(len(h.live_partitions), 'partition')}; small (< {_mb(f['small_file_bytes'])}): "
         f"{f['small_files']:,} ({f['small_share']:.0%})",
         f"  delete files   {d['delete_files']:,} ({kinds_text(d)}; {d['delete_records']:,} deleted rows)",
         f"  orphaned       {orphans_text(h.orphans)}",
@@ -232,8 +285,9 @@ def render_visit(v: Visit) -> list[str]:
         f"  metadata       metadata.json {_mb(md['metadata_json_bytes'])}, {md['metadata_files_in_log']} in "
         f"its log; manifest list {_mb(md['manifest_list_bytes'])}",
         *stat_rows(h.stats, STAT_LABELS, indent=4, width=30),
-        f"  -> {h.verdict.upper()}" + (" + EXPIRY ADVISED" if h.expiry_advised else ""),
-        *[f"  reason: {r}" for r in h.reasons],
+        f"  -> {v.advice.verdict.upper()}" + (" + EXPIRY ADVISED" if h.expiry_advised else ""),
+        f"  why: {v.advice.why}",
+        *[f"  rule: {r}" for r in h.reasons],
     ]
     shown = {k: meta.properties[k] for k in SHOWN_PROPERTIES if k in meta.properties}
     if shown:
@@ -251,44 +305,72 @@ def _planning(p: dict[str, Any], when: str) -> str:
     return f" ~{p[f'{when}_ms']:.0f} ms [{low:.0f}-{high:.0f}]{mark}"
 
 
-def render_advice(a: Advice, applied: str = "") -> list[str]:
-    """The console text of one state's advice."""
+def render_advice(a: Advice, applied: str = "", plan: Advice | None = None) -> list[str]:
+    """The console text of one state's advice; with `plan`, the statements are the plan's (those
+    that ran on a copy, naming it)."""
+    shown = plan or a
     lines = ["advice:"]
     if a.target_bytes:
         cluster = (
             f", clustered by {' then '.join(a.cluster_by)}" if a.cluster_by else ", clustered by partition"
         )
+        sizes = ", ".join(_mb(b) for b in (a.manifest_sizes_after or [])[:8])
+        more = ", ..." if len(a.manifest_sizes_after or []) > 8 else ""
         lines += [
             f"  manifest target {size_text(a.target_bytes)}{cluster}: {a.target_reason}",
-            f"  about {a.manifests_after} manifests after the rewrite, {a.units_per_manifest} {a.unit}s each",
+            f"  the rewrite simulated: {plural(a.manifests_after or 0, 'manifest')} ({sizes}{more}), "
+            f"{plural(a.units_per_manifest or 0, a.unit)} each on average",
         ]
     if a.predictions:
         lines.append(f"  planning per window ({a.model}):")
         for p in a.predictions:
             now = f"{p['now_manifests']} manifests ({p['now_mb']:.2f} MB){_planning(p, 'now')}"
             if p.get("now_delete_manifests"):
-                now += f" + {p['now_delete_manifests']} delete manifests"
-            text = f"    {p['window']:>5} ({p['units']} {a.unit}s): now {now}"
+                now += f" + {plural(p['now_delete_manifests'], 'delete manifest')}"
+            text = f"    {p['window']:>5} ({plural(p['units'], a.unit)}): now {now}"
             if "after_manifests" in p:
-                text += f"; after {p['after_manifests']} ({p['after_mb']:.2f} MB){_planning(p, 'after')}"
+                when = "after" if a.actions else "a rewrite would give"
+                text += f"; {when} {p['after_manifests']} ({p['after_mb']:.2f} MB){_planning(p, 'after')}"
             lines.append(text)
-    if a.statements:
+    if shown.statements:
         how = applied or "dry run, nothing changed; --apply runs those marked [apply]"
         lines.append(f"  statements ({how}):")
-        for st in a.statements:
+        for st in shown.statements:
             mark = "[apply]" if st.applies else "[review]"
             lines += [
                 f"    {mark} -- {st.why}",
                 f"    {st.text};" if st.language == "sql" else f"    {st.text}",
             ]
-    if a.catalog_settings and a.statements:
+    if shown.catalog_settings and shown.statements:
         lines.append(
             "  catalog (to run them elsewhere): "
-            + " ".join(f"--conf {k}={v}" for k, v in a.catalog_settings.items())
+            + " ".join(f"--conf {k}={v}" for k, v in shown.catalog_settings.items())
         )
     lines += [f"  note: {n}" for n in a.notes]
     if not a.actions:
         lines.append("  nothing to do: healthy")
+    return lines
+
+
+def render_before_after(diagnosis: Diagnosis) -> list[str]:
+    """Per window: manifests planned and predicted planning before, as simulated, and measured after."""
+    where = f" (the copy {diagnosis.copy})" if diagnosis.copy else ""
+    lines = [f"before -> after{where}: manifests planned per window (predicted planning)"]
+    for r in diagnosis.before_after():
+        ms = (
+            f" (~{r['before_ms']:.0f} -> ~{r['after_ms']:.0f} ms)"
+            if r["before_ms"] is not None and r["after_ms"] is not None
+            else ""
+        )
+        simulated = f", simulated {r['predicted_manifests']}" if r["predicted_manifests"] is not None else ""
+        mark = "  WORSE" if r["worse"] else ""
+        lines.append(
+            f"  {r['window']:>5}: {r['before_manifests']} -> {r['after_manifests']}{simulated}{ms}{mark}"
+        )
+    if diagnosis.worse:
+        lines.append(
+            "  WORSE: what --apply ran left some window planning more manifests or slower than before"
+        )
     return lines
 
 
@@ -304,16 +386,18 @@ def render(diagnosis: Diagnosis) -> str:
     ran = ""
     if diagnosis.applied:
         ran = f"applied to the copy {diagnosis.copy}, below" if diagnosis.copy else "applied, below"
-    lines += ["", *render_visit(first), *render_advice(first.advice, applied=ran)]
+    lines += ["", *render_visit(first), *render_advice(first.advice, applied=ran, plan=diagnosis.plan)]
     if diagnosis.applied:
         lines += ["", "applied" + (f" on the copy {diagnosis.copy}" if diagnosis.copy else "") + ":"]
         lines += [f"  {a['action']} ({a['seconds']:.2f} s): {a['text']}" for a in diagnosis.applied]
     for v in diagnosis.visits[1:]:
         lines += ["", *render_visit(v), *render_advice(v.advice)]
+    if diagnosis.applied:
+        lines += ["", *render_before_after(diagnosis)]
     last = diagnosis.last
     lines += [
         "",
-        f"verdict: {last.health.verdict}"
+        f"verdict: {last.advice.verdict}"
         + (f"; actions: {', '.join(last.advice.actions)}" if last.advice.actions else "")
         + f" (exit {diagnosis.exit_code})",
     ]

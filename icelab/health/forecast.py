@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries
-from icelab.analysis.planning_model import Fit, fit
+from icelab.analysis.planning_model import LEVEL, Fit, fit
 from icelab.analysis.planning_runs import load, locate
 from icelab.core.errors import UserError
 
@@ -51,12 +53,7 @@ class PlanningModel:
     def predict(self, reads: pd.DataFrame) -> pd.DataFrame:
         """predicted_ms, lo_ms, hi_ms (95% prediction interval) and extrapolated (an input outside
         the fitted range) for each row of `reads` (columns READS; index kept)."""
-        features = reads.assign(
-            busiest_thread_entries=busiest_thread_entries(
-                reads["entries_read"].astype(float), reads["largest_manifest_entries"], self.threads
-            )
-        )
-        return self.fit.predict(features)
+        return self.fit.predict(reads.assign(busiest_thread_entries=self._busiest(reads)))
 
     def predictions(self, reads: Sequence[dict[str, float]]) -> list[dict[str, Any]]:
         """For each window's reads (keys READS): ms predicted, range_ms (its 95% prediction
@@ -72,6 +69,35 @@ class PlanningModel:
             }
             for r in out.itertuples()
         ]
+
+    def gains(
+        self, now: Sequence[dict[str, float]], after: Sequence[dict[str, float]]
+    ) -> list[dict[str, float]]:
+        """For each pair of a window's reads now and after a change: the planning it saves
+        (gain_ms, now minus after) and the model's 95% error on that difference (error_ms: the
+        confidence half-width of the fitted coefficients applied to the change in the inputs; the
+        scatter of single plans is common to both and cancels)."""
+        if not now:
+            return []
+        frames = [pd.DataFrame(list(r), columns=list(READS)) for r in (now, after)]
+        exog = [
+            self.fit.design(f.assign(busiest_thread_entries=self._busiest(f))).to_numpy(float) for f in frames
+        ]
+        diff = exog[0] - exog[1]
+        result = self.fit.result
+        gain = diff @ np.asarray(result.params, dtype=float)
+        cov = np.asarray(result.cov_params(), dtype=float)
+        se = np.sqrt(np.einsum("ij,jk,ik->i", diff, cov, diff))
+        half = stats.t.ppf(0.5 + LEVEL / 2, result.df_resid) * se
+        return [
+            {"gain_ms": round(float(g), 1), "error_ms": round(float(h), 1)}
+            for g, h in zip(gain, half, strict=True)
+        ]
+
+    def _busiest(self, reads: pd.DataFrame) -> pd.Series:
+        return busiest_thread_entries(
+            reads["entries_read"].astype(float), reads["largest_manifest_entries"], self.threads
+        )
 
     def describe(self) -> str:
         """One line: which fit, on which run."""

@@ -16,9 +16,10 @@ goes to the console and to results/runs/doctor/<run_id>/ (docs/doctor.md).
 
 Exit status: 0 healthy, 1 an action is advised (manifest rewrite or snapshot expiry), 2 bad input
 (one line on stderr), 3 a broken table (a metadata file, manifest list or manifest missing or
-unreadable: one line on stderr naming it; nothing written). Several tables are checked in one
+unreadable: one line on stderr naming it; nothing written), 4 `--apply` left some window planning
+worse (said in the report). Several tables are checked in one
 Spark session, each with its own run directory, then a summary; the exit status is the worst
-table's (in the order 0, 1, 2, 3).
+table's (the highest).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from icelab.core.config import manifest_health_rules
 from icelab.core.errors import UserError
 from icelab.health.broken import EXIT_BROKEN, BrokenTable
 
-EXIT_BAD_INPUT = 2
+EXIT_BAD_INPUT = 2  # health.diagnosis's, not imported: it loads pyspark, and --help should not
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
         prog="icelab doctor",
         description="Manifest health and rewrite advice on Iceberg tables (exit 0 healthy, "
         "1 action advised, 2 bad input, 3 broken table: a metadata file, manifest list or manifest "
-        "missing or unreadable; with several tables, the worst).",
+        "missing or unreadable, 4 --apply made a window's planning worse; with several tables, the worst).",
     )
     p.add_argument(
         "table",
@@ -163,7 +164,7 @@ def check(args: argparse.Namespace, table: str) -> Checked:
     t0 = time.perf_counter()
     try:
         outcome = doctor.run(compose(args, table))
-        verdict, code = outcome.diagnosis.last.health.verdict, outcome.exit_code
+        verdict, code = outcome.diagnosis.last.advice.verdict, outcome.exit_code
     except BrokenTable as exc:
         print(f"icelab: {exc}", file=sys.stderr)
         verdict, code = "broken", EXIT_BROKEN
@@ -206,7 +207,7 @@ def summary(rows: list[Checked]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Check each table; 0 healthy, 1 an action is advised, 2 bad input, 3 broken (one line on
-    stderr), the worst of them for several tables."""
+    stderr), 4 `--apply` made some window's planning worse; the worst of them for several tables."""
     cli = parser()
     args = cli.parse_args(argv)
     if not args.table and not args.namespace:
