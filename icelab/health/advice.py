@@ -192,16 +192,14 @@ def advise(
     source: Source,
     model: PlanningModel | None,
     target_bytes: int | None = None,
-    copy: bool = False,
 ) -> Advice:
     """The advice for one table state: the verdict, target size, the simulated rewrite,
-    predictions, statements, notes.
+    predictions, statements, notes. A registered copy (`source.copy`) shares its files with the
+    table: expiry there only drops snapshots from the copy's metadata (no file is deleted).
 
     Args:
         target_bytes: a target size the user chose for the rewrite (else the one recommended
             here; either is raised to the floor); a layout no rewrite improves is left alone.
-        copy: the statements run on a registered copy, which shares its files with the table:
-            expiry then only drops snapshots from the copy's metadata (no file is deleted).
     """
     data = h.data_manifests
     entries_total = int((data.entries + data.deleted_entries).sum())
@@ -267,7 +265,7 @@ def advise(
     if snaps.get("expirable"):
         actions.append("expire_snapshots")
         older = utc_text(snaps["cutoff_us"])
-        if copy:
+        if source.copy:
             statements.append(
                 Statement(
                     "expire_snapshots",

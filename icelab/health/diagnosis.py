@@ -176,12 +176,11 @@ def visit(
     policy: Policy,
     model: PlanningModel | None,
     target: int | None,
-    copy: bool = False,
 ) -> Visit:
     """Read one table state and judge it."""
     meta = read(spark, source, jtable, policy.small_file_bytes)
     health = examine(meta, state, source.describe(), policy, model)
-    return Visit(source, meta, health, advise(health, meta, source, model, target, copy=copy))
+    return Visit(source, meta, health, advise(health, meta, source, model, target))
 
 
 def diagnose(
@@ -226,11 +225,11 @@ def diagnose(
         register_copy(spark, source, first.meta, where)
         jwhere, copy = load(spark, where), True
         diagnosis.copy = where.name
-    plan = advise(first.health, first.meta, where, model, target, copy=copy) if copy else first.advice
+    plan = advise(first.health, first.meta, where, model, target) if copy else first.advice
     diagnosis.plan = plan
     diagnosis.applied = run_statements(spark, plan.statements)
     state = "after_apply (copy)" if copy else "after_apply"
-    diagnosis.visits.append(visit(spark, where, jwhere, state, policy, model, target, copy=copy))
+    diagnosis.visits.append(visit(spark, where, jwhere, state, policy, model, target))
     return diagnosis
 
 

@@ -395,10 +395,10 @@ def _read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: in
         manifests=manifests,
         partitions=partitions,
         snapshots=snapshots,
+        sizes=timed("sizes", sizes),
         refs=refs,
         listing=listing,
         all_manifests=all_manifests,
-        sizes=timed("sizes", sizes),
         small_file_bytes=small,
         timings=timings,
     )

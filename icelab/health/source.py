@@ -16,6 +16,7 @@ Local paths are checked before Spark starts (unknown path, not an Iceberg table)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -37,6 +38,8 @@ from icelab.core.session import register_iceberg_catalog
 from icelab.health.broken import diagnose_failure
 
 CATALOGS = ("hadoop", "hive", "rest")
+# The name a copy the doctor registers gets: the table's, with this suffix.
+COPY_SUFFIX = "_doctor_copy"
 METADATA_JSON = re.compile(r"^(?:v(\d+)|(\d+)-[0-9a-f-]+)\.metadata\.json(?:\.gz)?$")
 VERSION_HINT = "version-hint.text"
 URI_SCHEMES = {"hive": ("thrift",), "rest": ("http", "https")}
@@ -63,6 +66,12 @@ class Source:
     location: str | None = None
     warehouse: str | None = None
     uri: str | None = None
+
+    @property
+    def copy(self) -> bool:
+        """A copy the doctor registered (`copy_of` names it `<table>{COPY_SUFFIX}`), which shares
+        its files with the table."""
+        return (self.ident or self.location or "").rstrip("/`").endswith(COPY_SUFFIX)
 
     @property
     def name(self) -> str | None:
@@ -289,7 +298,7 @@ def connect(spark: SparkSession, engine: EngineConfig, source: Source) -> Source
         name = existing or f"doctor_{_short(source.warehouse or '')}"
         if existing is None:
             register_iceberg_catalog(spark, name, source.warehouse, _engine(engine, "hadoop", None))
-        return Source(source.given, "hadoop", name, source.ident, source.location, source.warehouse)
+        return dataclasses.replace(source, kind="hadoop", catalog=name)
     register_iceberg_catalog(
         spark, source.catalog or "", source.warehouse, _engine(engine, source.kind, source.uri)
     )
@@ -350,9 +359,6 @@ def attach(spark: SparkSession, engine: EngineConfig, source: Source) -> tuple[S
     """`connect`, then `load`: the source as the session reaches it, and the loaded table."""
     source = connect(spark, engine, source)
     return source, load(spark, source)
-
-
-COPY_SUFFIX = "_doctor_copy"
 
 
 def copy_of(source: Source, copies_dir: str) -> Source:
