@@ -19,6 +19,7 @@ from icelab.tools.docs import (
     metadata,
     planning,
     readme,
+    reliability_page,
     results,
     schema,
     store_page,
@@ -38,6 +39,7 @@ PAGES = (
     effects,
     budget,
     doctor,
+    reliability_page,
 )
 
 

@@ -1,0 +1,31 @@
+"""The generated block of docs/reliability.md: what each injected fault did to a stored run.
+
+Figures come from `results/reference/faults/<case>/` (`icelab.analysis.fault_runs`): one run a
+case, made by the commands docs/reliability.md lists, copied there from results/runs/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from icelab.analysis import fault_runs
+from icelab.tools.docs.markdown import render
+from icelab.tools.docs.sources import provenance
+
+# The table's rows, in order; each is a directory under results/reference/faults/ and a row of
+# the template, which says where the fault is injected.
+CASES = ("store-slowdown", "store-reset", "store-stall", "store-outage-restart", "store-outage-gone")
+
+
+def fault_table(results: Path) -> str:
+    """One row a fault case: where injected, what the run did, rows kept and marked, answers, time."""
+    found = fault_runs.fault_runs(results / "reference" / "faults", CASES)
+    return render(
+        "reliability/faults.md.j2",
+        runs=[{"f": f, "provenance": provenance(f.run)} for f in found],
+        dataset=found[0].run.env().get("dataset", {}),
+    )
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {"reliability-faults": fault_table}
