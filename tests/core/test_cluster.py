@@ -11,13 +11,17 @@ files go to a temporary XDG_RUNTIME_DIR, so no other run's cluster is touched.
 from __future__ import annotations
 
 import json
+import os
+import re
 import socket
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
+import pyarrow.parquet as pq
 import pytest
 
 from icelab.core import cluster, supervisor
@@ -25,7 +29,8 @@ from icelab.core.contract import validate
 from tests.conftest import FAST_FLAGS, run_py
 from tests.core.test_cli import assert_one_line_error
 from tests.core.test_exposure import listening, public
-from tests.reliability import run, smoke_runs, with_data
+from tests.core.test_object_store import carrying
+from tests.reliability import REPO, command, run, smoke_runs, with_data
 
 # The smallest cluster: one worker, one core; its daemons and executors start fast like the
 # driver (MICRO's flags, the tests' class archive included).
@@ -161,3 +166,104 @@ def test_master_port_taken(tmp_path, monkeypatch):
 
 def paths(tmp: Path) -> list[str]:
     return [f"paths.data_dir={tmp}/data", f"paths.results_dir={tmp}/results"]
+
+
+def test_isolated_workers_with_local_data_fail_at_preflight(tmp_path):
+    proc = run_py(*STANDALONE, "engine.isolate_workers=true", *paths(tmp_path), timeout=120)
+    assert_one_line_error(
+        proc,
+        "engine.isolate_workers=true: the workers share no disk with the driver, so they cannot read "
+        f"paths.data_dir={tmp_path}/data on its local disk; put the data on shared storage (storage=object)",
+    )
+
+
+# A worker dies mid-run (`ICELAB_KILL_AT=protocol.measurement:2@worker`: the last worker and its
+# executor get SIGKILL after the 2nd measurement): with one of two left the run finishes and the
+# next row is marked; with none left it ends interrupted. The first on the same results shows
+# the next run starting clean. Each run is bounded: a run that waits for an executor forever (no
+# worker left, nothing cancelling its job) is ended here and fails below.
+LOSS_RUN_S = 300
+LOSSES = {
+    "last": ["engine.workers=1"],
+    "survivor": ["engine.workers=2", "protocol.repetitions=1"],
+}
+
+
+@pytest.fixture(scope="module")
+def losses(tmp_path_factory: pytest.TempPathFactory, micro_data: Path) -> dict[str, dict[str, Any]]:
+    """The two runs that lose a worker: each one's outcome, run directory, time, and the
+    processes still carrying its mark in their environment afterwards."""
+    tmp = with_data(tmp_path_factory.mktemp("worker-loss"), micro_data)
+    out = {}
+    for name, extra in LOSSES.items():
+        mark = f"icelab-worker-loss-{name}-{os.getpid()}"
+        env = os.environ | {
+            "ICELAB_KILL_AT": "protocol.measurement:2@worker",
+            "ICELAB_TEST_MARK": mark,
+            "XDG_RUNTIME_DIR": str(tmp / "runtime"),
+        }
+        before, t0 = set(smoke_runs(tmp)), time.monotonic()
+        try:
+            proc = subprocess.run(
+                command(tmp, *STANDALONE, *extra), cwd=REPO, env=env, capture_output=True, text=True,
+                timeout=LOSS_RUN_S,
+            )  # fmt: skip
+            code, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            code, stdout, stderr = None, str(exc.stdout), str(exc.stderr)
+        said = [line for line in stderr.splitlines() if line.startswith("icelab:")]
+        print(f"{name}: exit {code} after {time.monotonic() - t0:.0f} s", *said, sep="\n  ")
+        found = sorted(set(smoke_runs(tmp)) - before)
+        out[name] = {
+            "code": code,
+            "stdout": stdout,
+            "stderr": stderr,
+            "said": said,
+            "run": found[-1] if found else None,
+            "left": carrying(mark),
+        }
+    return out
+
+
+def test_a_worker_lost_with_a_survivor_lets_the_round_finish_and_marks_the_row(losses):
+    survivor = losses["survivor"]
+    assert survivor["code"] == 0, survivor["stderr"][-3000:]
+    assert any(
+        re.fullmatch(
+            r"icelab: the standalone cluster lost 1 of its 2 worker\(s\) during \S+ \S+ \S+; 1 left, Spark "
+            r"rescheduled its tasks, the row is marked faulted",
+            line,
+        )
+        for line in survivor["said"]
+    ), survivor["stderr"][-3000:]
+    rows = pq.read_table(survivor["run"] / "measurements.parquet").to_pandas()
+    assert len(rows) == 8 and (rows["status"] == "ok").all()  # the whole round, on the worker left
+    # The measurement after the kill is the one that lost the worker; it alone is marked.
+    assert rows["faulted"].tolist() == [False, False, True, *[False] * 5]
+    assert rows["faults"].tolist()[2] == "worker_lost=1"
+    record = json.loads((survivor["run"] / "run.json").read_text())
+    assert (record["status"], record["answers_agree"], record["faulted_rows"]) == ("complete", True, 1)
+    assert survivor["left"] == []
+
+
+def test_the_last_worker_lost_ends_the_run_interrupted_with_its_rows(losses):
+    last = losses["last"]
+    assert last["code"] == 3, last["stderr"][-3000:]
+    assert "Traceback" not in last["stderr"] and len(last["said"]) == 1, last["stderr"][-3000:]
+    assert re.fullmatch(
+        r"icelab: the standalone cluster lost 1 of its 1 worker\(s\) during \S+ \S+ \S+; no worker left to "
+        r"finish the run; run interrupted, 3 rows kept in \S+",
+        last["said"][0],
+    ), last["said"][0]
+    rows = pq.read_table(last["run"] / "measurements.parquet").to_pandas()
+    assert rows["faulted"].tolist() == [False, False, True]
+    assert rows["faults"].tolist()[-1] == "worker_lost=1"
+    record = json.loads((last["run"] / "run.json").read_text())
+    assert (record["status"], record["rows"]) == ("interrupted", 3)
+    assert "no worker left" in record["ended"]
+    # Nothing left running: no driver JVM, no master, no worker; the next run (the survivor's,
+    # on the same results) started clean, and this one stays interrupted.
+    started = json.loads((last["run"] / "env.json").read_text())["engine"]["cluster"]
+    assert last["left"] == [] and ours_running(started["id"]) == []
+    assert losses["survivor"]["code"] == 0
+    assert json.loads((last["run"] / "run.json").read_text())["status"] == "interrupted"
