@@ -177,93 +177,78 @@ def test_isolated_workers_with_local_data_fail_at_preflight(tmp_path):
     )
 
 
-# A worker dies mid-run (`ICELAB_KILL_AT=protocol.measurement:2@worker`: the last worker and its
-# executor get SIGKILL after the 2nd measurement): with one of two left the run finishes and the
-# next row is marked; with none left it ends interrupted. The first on the same results shows
-# the next run starting clean. Each run is bounded: a run that waits for an executor forever (no
-# worker left, nothing cancelling its job) is ended here and fails below.
+# Workers die mid-run, in one run of two workers and two executed rounds
+# (`ICELAB_KILL_AT=protocol.measurement:2,10@worker`: the last live worker and its executor get
+# SIGKILL after the 2nd and the 10th measurement). After the first loss one worker is left: the
+# first round finishes on it and the measurement that lost the worker is marked. After the
+# second none is left: the run ends interrupted. The run is bounded: one that waits for an
+# executor forever (no worker left, nothing cancelling its job) is ended here and fails below.
 LOSS_RUN_S = 300
-LOSSES = {
-    "last": ["engine.workers=1"],
-    "survivor": ["engine.workers=2", "protocol.repetitions=1"],
-}
+LOSS = ["engine.workers=2", "protocol.executions=2"]
 
 
 @pytest.fixture(scope="module")
-def losses(tmp_path_factory: pytest.TempPathFactory, micro_data: Path) -> dict[str, dict[str, Any]]:
-    """The two runs that lose a worker: each one's outcome, run directory, time, and the
-    processes still carrying its mark in their environment afterwards."""
+def loss(tmp_path_factory: pytest.TempPathFactory, micro_data: Path) -> dict[str, Any]:
+    """The run that loses its workers: outcome, run directory, its icelab lines, its cluster's
+    state directory, and the processes still carrying its mark in their environment afterwards."""
     tmp = with_data(tmp_path_factory.mktemp("worker-loss"), micro_data)
-    out = {}
-    for name, extra in LOSSES.items():
-        mark = f"icelab-worker-loss-{name}-{os.getpid()}"
-        env = os.environ | {
-            "ICELAB_KILL_AT": "protocol.measurement:2@worker",
-            "ICELAB_TEST_MARK": mark,
-            "XDG_RUNTIME_DIR": str(tmp / "runtime"),
-        }
-        before, t0 = set(smoke_runs(tmp)), time.monotonic()
-        try:
-            proc = subprocess.run(
-                command(tmp, *STANDALONE, *extra), cwd=REPO, env=env, capture_output=True, text=True,
-                timeout=LOSS_RUN_S,
-            )  # fmt: skip
-            code, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
-        except subprocess.TimeoutExpired as exc:
-            code, stdout, stderr = None, str(exc.stdout), str(exc.stderr)
-        said = [line for line in stderr.splitlines() if line.startswith("icelab:")]
-        print(f"{name}: exit {code} after {time.monotonic() - t0:.0f} s", *said, sep="\n  ")
-        found = sorted(set(smoke_runs(tmp)) - before)
-        out[name] = {
-            "code": code,
-            "stdout": stdout,
-            "stderr": stderr,
-            "said": said,
-            "run": found[-1] if found else None,
-            "left": carrying(mark),
-        }
-    return out
+    mark = f"icelab-worker-loss-{os.getpid()}"
+    env = os.environ | {
+        "ICELAB_KILL_AT": "protocol.measurement:2,10@worker",
+        "ICELAB_TEST_MARK": mark,
+        "XDG_RUNTIME_DIR": str(tmp / "runtime"),
+    }
+    t0 = time.monotonic()
+    try:
+        args = command(tmp, *STANDALONE, *LOSS)
+        proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=LOSS_RUN_S)
+        code, stderr = proc.returncode, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        code, stderr = None, str(exc.stderr)
+    said = [line for line in stderr.splitlines() if line.startswith("icelab:")]
+    print(f"worker loss: exit {code} after {time.monotonic() - t0:.0f} s", *said, sep="\n  ")
+    found = smoke_runs(tmp)
+    return {
+        "code": code,
+        "stderr": stderr,
+        "said": said,
+        "run": found[-1] if found else None,
+        "state_dir": tmp / "runtime" / "icelab",
+        "left": carrying(mark),
+    }
 
 
-def test_a_worker_lost_with_a_survivor_lets_the_round_finish_and_marks_the_row(losses):
-    survivor = losses["survivor"]
-    assert survivor["code"] == 0, survivor["stderr"][-3000:]
-    assert any(
-        re.fullmatch(
-            r"icelab: the standalone cluster lost 1 of its 2 worker\(s\) during \S+ \S+ \S+; 1 left, Spark "
-            r"rescheduled its tasks, the row is marked faulted",
-            line,
-        )
-        for line in survivor["said"]
-    ), survivor["stderr"][-3000:]
-    rows = pq.read_table(survivor["run"] / "measurements.parquet").to_pandas()
-    assert len(rows) == 8 and (rows["status"] == "ok").all()  # the whole round, on the worker left
-    # The measurement after the kill is the one that lost the worker; it alone is marked.
-    assert rows["faulted"].tolist() == [False, False, True, *[False] * 5]
-    assert rows["faults"].tolist()[2] == "worker_lost=1"
-    record = json.loads((survivor["run"] / "run.json").read_text())
-    assert (record["status"], record["answers_agree"], record["faulted_rows"]) == ("complete", True, 1)
-    assert survivor["left"] == []
-
-
-def test_the_last_worker_lost_ends_the_run_interrupted_with_its_rows(losses):
-    last = losses["last"]
-    assert last["code"] == 3, last["stderr"][-3000:]
-    assert "Traceback" not in last["stderr"] and len(last["said"]) == 1, last["stderr"][-3000:]
+def test_a_worker_lost_with_a_survivor_lets_the_round_finish_and_marks_the_row(loss):
+    assert loss["said"], loss["stderr"][-3000:]
     assert re.fullmatch(
-        r"icelab: the standalone cluster lost 1 of its 1 worker\(s\) during \S+ \S+ \S+; no worker left to "
-        r"finish the run; run interrupted, 3 rows kept in \S+",
-        last["said"][0],
-    ), last["said"][0]
-    rows = pq.read_table(last["run"] / "measurements.parquet").to_pandas()
-    assert rows["faulted"].tolist() == [False, False, True]
+        r"icelab: the standalone cluster lost 1 of its 2 worker\(s\) during \S+ \S+ \S+; 1 left, Spark "
+        r"rescheduled its tasks, the row is marked faulted",
+        loss["said"][0],
+    ), loss["said"][0]
+    rows = pq.read_table(loss["run"] / "measurements.parquet").to_pandas()
+    first = rows[rows["repetition"] == 0]
+    assert len(first) == 8 and (first["status"] == "ok").all()  # the whole round, on the worker left
+    # The measurement after the kill is the one that lost the worker; it alone is marked.
+    assert first["faulted"].tolist() == [False, False, True, *[False] * 5]
+    assert first["faults"].tolist()[2] == "worker_lost=1"
+
+
+def test_the_last_worker_lost_ends_the_run_interrupted_with_its_rows(loss):
+    assert loss["code"] == 3, loss["stderr"][-3000:]
+    assert "Traceback" not in loss["stderr"] and len(loss["said"]) == 2, loss["stderr"][-3000:]
+    assert re.fullmatch(
+        r"icelab: the standalone cluster lost 1 of its 2 worker\(s\) during \S+ \S+ \S+; no worker left to "
+        r"finish the run; run interrupted, 11 rows kept in \S+",
+        loss["said"][1],
+    ), loss["said"][1]
+    rows = pq.read_table(loss["run"] / "measurements.parquet").to_pandas()
+    assert rows["faulted"].tolist() == [False, False, True, *[False] * 7, True]
     assert rows["faults"].tolist()[-1] == "worker_lost=1"
-    record = json.loads((last["run"] / "run.json").read_text())
-    assert (record["status"], record["rows"]) == ("interrupted", 3)
+    record = json.loads((loss["run"] / "run.json").read_text())
+    assert (record["status"], record["rows"]) == ("interrupted", 11)
     assert "no worker left" in record["ended"]
-    # Nothing left running: no driver JVM, no master, no worker; the next run (the survivor's,
-    # on the same results) started clean, and this one stays interrupted.
-    started = json.loads((last["run"] / "env.json").read_text())["engine"]["cluster"]
-    assert last["left"] == [] and ours_running(started["id"]) == []
-    assert losses["survivor"]["code"] == 0
-    assert json.loads((last["run"] / "run.json").read_text())["status"] == "interrupted"
+    # Nothing left running (no driver JVM, master or worker) and no state file: the next run
+    # finds nothing of this one to stop.
+    started = json.loads((loss["run"] / "env.json").read_text())["engine"]["cluster"]
+    assert loss["left"] == [] and ours_running(started["id"]) == []
+    assert list(loss["state_dir"].glob(cluster.STATE_GLOB)) == []

@@ -726,6 +726,7 @@ def isolated(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     from tests.core.test_cluster import STANDALONE
 
     tmp = tmp_path_factory.mktemp("isolated")
+    t0 = time.monotonic()
     proc = run_py(
         *micro(tmp),
         *STANDALONE,
@@ -736,6 +737,7 @@ def isolated(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         env=os.environ | {"XDG_RUNTIME_DIR": str(tmp / "runtime")},
     )
     stdout, stderr = proc.communicate(timeout=ISOLATED_RUN_S)
+    print(f"isolated: exit {proc.returncode} after {time.monotonic() - t0:.0f} s")
     found = list((tmp / "results" / "runs" / "smoke").glob("*"))
     return {"code": proc.returncode, "stderr": stderr, "run": found[0] if found else None, "tmp": tmp}
 
