@@ -26,6 +26,7 @@ import pytest
 
 from icelab.core import cluster, supervisor
 from icelab.core.contract import validate
+from icelab.core.errors import UserError
 from tests.conftest import FAST_FLAGS, run_py
 from tests.core.test_cli import assert_one_line_error
 from tests.core.test_exposure import listening, public
@@ -252,3 +253,24 @@ def test_the_last_worker_lost_ends_the_run_interrupted_with_its_rows(loss):
     started = json.loads((loss["run"] / "env.json").read_text())["engine"]["cluster"]
     assert loss["left"] == [] and ours_running(started["id"]) == []
     assert list(loss["state_dir"].glob(cluster.STATE_GLOB)) == []
+
+
+def test_isolation_without_unshare_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UserError, match=r"^engine.isolate_workers=true needs unshare \(util-linux\)"):
+        cluster.check_isolation()
+
+
+def test_isolation_the_kernel_refuses_is_one_line(tmp_path, monkeypatch):
+    # What unshare says without the right to a mount namespace (not root, or a locked-down container).
+    fake = tmp_path / "unshare"
+    fake.write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    with pytest.raises(UserError) as err:
+        cluster.check_isolation()
+    assert str(err.value) == (
+        "engine.isolate_workers=true: workers cannot get a mount namespace of their own here (unshare: "
+        "unshare failed: Operation not permitted); it needs `unshare --mount` and mount as root, or set "
+        "engine.isolate_workers=false"
+    )
