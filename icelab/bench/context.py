@@ -175,6 +175,30 @@ def lock_wait(cfg: DictConfig) -> float:
     return seconds
 
 
+def isolation(engine: EngineConfig, paths: PathsConfig, store_cfg: StorageConfig) -> tuple[Path, ...]:
+    """With engine.isolate_workers, the driver's directories its workers must not see (results,
+    the store's own files); nothing otherwise.
+
+    Raises:
+        UserError: the data (or the copy's source) on the driver's local disk, which the workers
+            cannot reach; or no mount namespace to be had here (`cluster.check_isolation`).
+    """
+    if not engine.isolate_workers:
+        return ()
+    for key, path in (("paths.data_dir", paths.data_dir), ("paths.copy_from", paths.copy_from)):
+        if path and storage.local_path(storage.to_uri(path)) is not None:
+            raise UserError(
+                f"engine.isolate_workers=true: the workers share no disk with the driver, so they cannot "
+                f"read {key}={path} on its local disk; put the data on shared storage (storage=object)"
+            )
+    cluster.check_isolation()
+    hidden = [
+        paths.results_dir,
+        store_cfg.dir if store_cfg.kind == "object" and not store_cfg.endpoint else None,
+    ]
+    return tuple(Path(p).resolve() for p in hidden if p and Path(p).is_dir())
+
+
 def open_context(cfg: DictConfig, data: bool = True) -> Context:
     """Validate everything the user typed, then start Spark (the slow part) last.
 
@@ -195,10 +219,11 @@ def open_context(cfg: DictConfig, data: bool = True) -> Context:
         problem = missing_source(paths.copy_from, Dataset.of(ds, paths.data_dir))
         if problem:
             raise UserError(problem)
+    private = isolation(engine, paths, store_cfg)
     store = object_store.open_store(store_cfg, paths.data_dir)
     # A standalone cluster icelab starts logs beside the runs: the run directory comes later.
     clusters = Path(paths.results_dir) / "clusters"
-    spark = get_session(engine, clusters, store.spark_conf() if store else None)
+    spark = get_session(engine, clusters, store.spark_conf() if store else None, private)
     if store is not None:
         storage.check_store(spark, store.data_dir, store.spark_endpoint)
     return Context(cfg, ds, engine, paths, spark, store_cfg)

@@ -28,6 +28,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from tqdm import tqdm
 
+from icelab.bench.cluster_watch import ClusterWatch
 from icelab.bench.measure import SessionEnded, measure, out_of_memory
 from icelab.bench.store_watch import OUTAGE, StoreWatch
 from icelab.bench.variants import Variant, settings
@@ -201,14 +202,18 @@ def run_rounds(
     measurement gets a new session (`reopen`) first: a driver JVM of its own. A measurement that
     failed because the store stopped answering is kept as its error row, marked `faults=outage`;
     the store then has `storage.outage_wait_s` to come back (`StoreWatch.outage`) before the next.
+    A measurement that lost a worker of the standalone cluster icelab started is marked
+    `worker_lost` (`ClusterWatch`); with no worker left, the run ends there.
 
     Raises:
         KeyboardInterrupt: after the measurement in flight when a stop was requested.
         UserError: a measurement ended the driver JVM and there is no `reopen`.
-        RunInterrupted: the store stopped answering and was not back within its bound.
+        RunInterrupted: the store stopped answering and was not back within its bound, or the
+            cluster lost its last worker.
     """
     plan = rounds(protocol)
     watch = StoreWatch(spark, data_uri)
+    workers = ClusterWatch()
     if fresh_jvm and reopen is None:
         raise UserError("fresh_jvm needs a way to open a new session (reopen)")
 
@@ -230,7 +235,7 @@ def run_rounds(
         before = watch.snapshot()
         ended = None
         try:
-            with settings(spark, case.variant):
+            with settings(spark, case.variant), workers.during(spark):
                 measured = measure(
                     spark,
                     case.sql,
@@ -244,7 +249,12 @@ def run_rounds(
         row = row_of(case, repetition, warmup, measured)
         where = f"{case.query_id} {case.variant.label} {case.window.name}"
         lost = ended is None and watch.lost(measured)
-        keep(row if ended else row | watch.since(before) | (OUTAGE if lost else {}))
+        marked, workers_lost = workers.mark(
+            row if ended else row | watch.since(before) | (OUTAGE if lost else {})
+        )
+        keep(marked)
+        if workers_lost:
+            print(f"icelab: {workers.said(where, workers_lost)}", file=sys.stderr)
         if lost:
             print(f"icelab: {watch.outage(where)}", file=sys.stderr)
         if ended is not None:

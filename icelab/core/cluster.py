@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import urllib.request
@@ -31,7 +32,7 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from icelab.core import failpoints
+from icelab.core import failpoints, supervisor
 from icelab.core.config import EngineConfig
 from icelab.core.config.values import memory_mib
 from icelab.core.errors import UserError
@@ -40,9 +41,23 @@ from icelab.core.supervisor import HOST, Daemon, Supervisor, accepts, cmdline, f
 log = logging.getLogger(__name__)
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
-WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+WORKER_CLASS = failpoints.WORKER_CLASS
 MARK = "-Dicelab.cluster="  # on the command line of every daemon icelab starts
 STATE_GLOB = "standalone-*.json"
+# Run by `unshare --mount` before a worker (engine.isolate_workers): a private /tmp, an empty
+# tmpfs over each of the driver's directories named, and the worker's own work directory (its
+# executors' logs) bound back where the worker expects it, through a descriptor opened before
+# the masks hid it (`mount -c`: the path is not resolved again, which would find the mask).
+ISOLATE = """set -e
+work=$1; n=$2; shift 2
+exec 9<"$work"
+mount -t tmpfs icelab-private-tmp /tmp
+while [ "$n" -gt 0 ]; do mkdir -p "$1"; mount -t tmpfs icelab-not-shared "$1"; shift; n=$((n - 1)); done
+mkdir -p "$work"
+mount -c --bind /proc/self/fd/9 "$work"
+exec 9<&-
+exec "$@"
+"""
 
 _running: Cluster | None = None
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
@@ -57,6 +72,7 @@ class Cluster:
     dir: Path
     state_file: InitVar[Path]
     webui_port: int
+    private: tuple[Path, ...] = ()  # the driver's directories hidden from isolated workers
     url: str = ""
     daemons: Supervisor = field(init=False)
 
@@ -79,15 +95,31 @@ class Cluster:
             "workers": self.engine.workers,
             "worker_cores": self.engine.worker_cores,
             "worker_memory": self.engine.worker_memory,
+            "isolated": self.isolation() if self.engine.isolate_workers else None,
             "master_webui": f"http://{HOST}:{self.webui_port}",
             "dir": str(self.dir),
             "processes": self.daemons.records(),
         }
 
+    def isolation(self) -> dict[str, Any]:
+        """What isolated workers do not see, and the mount namespace of the driver and each live
+        worker (a worker sharing the driver's would see its disk)."""
+        found = {"driver": mount_namespace(os.getpid())}
+        found |= {d.role: mount_namespace(d.proc.pid) for d in workers(self) if supervisor.alive(d.proc.pid)}
+        return {"hidden": [str(p) for p in self.private], "mount_namespaces": found}
+
     def status(self) -> dict[str, Any]:
         """The master's own view (`/json/`): workers, cores, memory, applications."""
         with _DIRECT.open(f"http://{HOST}:{self.webui_port}/json/", timeout=2) as answer:
             return json.load(answer)
+
+
+def mount_namespace(pid: int) -> str | None:
+    """The mount namespace `pid` runs in (`mnt:[4026531841]`), None when it is gone."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return None
 
 
 # -- state files: what a killed driver left ----------------------------------------------------
@@ -197,10 +229,39 @@ def _env(cluster: Cluster) -> dict[str, str]:
     }
 
 
-def _launch(cluster: Cluster, role: str, args: list[str]) -> Daemon:
-    return cluster.daemons.launch(
-        role, [str(spark_class()), *args], cluster.dir / f"{role}.log", _env(cluster)
-    )
+def _launch(cluster: Cluster, role: str, args: list[str], work: Path | None = None) -> Daemon:
+    command = [str(spark_class()), *args]
+    if work is not None and cluster.engine.isolate_workers:
+        work.mkdir(parents=True, exist_ok=True)
+        hidden = [str(p) for p in cluster.private]
+        command = ["unshare", "--mount", "sh", "-c", ISOLATE, "icelab-isolate", str(work), str(len(hidden)),
+                   *hidden, *command]  # fmt: skip
+    return cluster.daemons.launch(role, command, cluster.dir / f"{role}.log", _env(cluster))
+
+
+def check_isolation() -> None:
+    """Fail fast when workers cannot get a mount namespace of their own (engine.isolate_workers).
+
+    Raises:
+        UserError: `unshare` missing, or the kernel refusing it or a mount in it (not root).
+    """
+    if shutil.which("unshare") is None:
+        raise UserError("engine.isolate_workers=true needs unshare (util-linux), not found on PATH")
+    try:
+        done = subprocess.run(
+            ["unshare", "--mount", "sh", "-c", "mount -t tmpfs icelab-check /tmp"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"engine.isolate_workers=true: unshare --mount failed ({exc})") from None
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise UserError(
+            f"engine.isolate_workers=true: workers cannot get a mount namespace of their own here ({why}); "
+            "it needs `unshare --mount` and mount as root, or set engine.isolate_workers=false"
+        )
 
 
 def _alive_workers(cluster: Cluster) -> list[dict[str, Any]] | None:
@@ -225,13 +286,15 @@ def _ports(engine: EngineConfig) -> tuple[int, int]:
     return tuple(port or free_port() for port in ports)  # type: ignore[return-value]
 
 
-def start(engine: EngineConfig, root: Path) -> Cluster:
+def start(engine: EngineConfig, root: Path, private: tuple[Path, ...] = ()) -> Cluster:
     """Stop what dead drivers left, then start a master and `engine.workers` workers on
     127.0.0.1 and wait until every worker is ALIVE.
 
     Args:
         engine: an engine=standalone config without a master.
         root: the cluster's directory goes here (logs, work and scratch directories).
+        private: with engine.isolate_workers, the driver's directories the workers must not
+            see (an empty directory over each, and a private /tmp).
 
     Raises:
         UserError: a configured port in use, a daemon that exits, or a cluster not up in time.
@@ -245,7 +308,7 @@ def start(engine: EngineConfig, root: Path) -> Cluster:
     cluster_dir = root / f"standalone-{cluster_id}"
     cluster_dir.mkdir(parents=True)
     cluster = Cluster(
-        cluster_id, engine, cluster_dir, state_dir / f"standalone-{cluster_id}.json", webui_port
+        cluster_id, engine, cluster_dir, state_dir / f"standalone-{cluster_id}.json", webui_port, private
     )
     _running = cluster
     try:
@@ -277,7 +340,7 @@ def _launch_all(cluster: Cluster, master_port: int) -> None:
             *("--host", HOST, "--webui-port", "0", "--work-dir", str(work)),
             *("--cores", str(engine.worker_cores), "--memory", f"{memory_mib(str(engine.worker_memory))}m"),
         ]
-        _launch(cluster, f"worker-{i}", [WORKER_CLASS, *worker, cluster.url])
+        _launch(cluster, f"worker-{i}", [WORKER_CLASS, *worker, cluster.url], work)
     alive_workers = cluster.daemons.wait(f"{engine.workers} ALIVE worker(s)", lambda: _alive_workers(cluster))
     webui = {w["port"]: int(w["webuiaddress"].rsplit(":", 1)[1]) for w in alive_workers}
     for daemon in cluster.daemons.daemons[1:]:
@@ -291,6 +354,11 @@ def _worker_port(daemon: Daemon) -> int | None:
     """The RPC port a worker chose, as its log says."""
     match = re.search(r"service 'sparkWorker' on port (\d+)", daemon.log.read_text(errors="replace"))
     return int(match.group(1)) if match else None
+
+
+def workers(cluster: Cluster) -> list[Daemon]:
+    """Its workers' daemons, in the order they were started."""
+    return [d for d in cluster.daemons.daemons if d.role.startswith("worker-")]
 
 
 def running() -> Cluster | None:

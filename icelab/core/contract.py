@@ -63,8 +63,9 @@ SCHEMA = pa.schema(
         ("s3_head_requests", pa.int64()),
         ("s3_get_requests", pa.int64()),
         ("s3_retries", pa.int64()),
-        # The faults the delay proxy dealt the measurement (`slowdown=1,stall=2`), and whether it met
-        # a fault or a retry (icelab/bench/store_watch.py); a faulted row is left out of medians.
+        # The faults the delay proxy dealt the measurement (`slowdown=1,stall=2`) or a worker lost
+        # (`worker_lost=1`), and whether it met a fault or a retry (icelab/bench/store_watch.py,
+        # cluster_watch.py); a faulted row is left out of medians.
         ("faults", pa.string()),
         ("faulted", pa.bool_()),
         # From the physical plan (icelab/bench/plan_check.py): what reached the scan.

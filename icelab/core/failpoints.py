@@ -1,13 +1,15 @@
 """Named points where the kill tests stop the process with SIGKILL, as a crash would, and
 where the timeout tests make a measurement hang.
 
-`ICELAB_KILL_AT=<point>[:<nth>][+<seconds>]` kills the process at the nth time (default the
-first) it reaches `<point>`, or that many seconds later while it carries on, which lands the
+`ICELAB_KILL_AT=<point>[:<nth>[,<nth>...]][+<seconds>]` kills the process at the nth time
+(default the first) it reaches `<point>`, or that many seconds later while it carries on, which lands the
 kill inside whatever follows (an Iceberg commit, a Spark write). Unset, a point costs one
 dictionary lookup. Nothing is cleaned up or flushed: that is the point. With `@<program>`
 appended, what is killed is not the process but every process below it running `<program>`
 (`ICELAB_KILL_AT=protocol.measurement:3@radosgw`: the object store's gateway dies, as a crashed
-server would, while the run goes on).
+server would, while the run goes on). `@worker` kills the last Spark worker below it that is
+still alive, with its process group (its executor), as a lost machine would take both; with
+several nths (`protocol.measurement:2,10@worker`), one worker at each.
 
 `ICELAB_STALL_AT=<point>[:<nth>]+<seconds>[@jvm]` holds the nth arrival at a `stall` point for
 that many seconds: in Python, as a py4j call that heeds no interrupt would (it returns early
@@ -36,8 +38,9 @@ from icelab.core.jvm import jvm_running
 ENV = "ICELAB_KILL_AT"
 STALL_ENV = "ICELAB_STALL_AT"
 OOM_ENV = "ICELAB_OOM_AT"
+WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"  # a standalone worker's main class
 _SPEC = re.compile(
-    r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?(?:\+(?P<delay>\d+(?:\.\d+)?))?(?:@(?P<program>[\w.-]+))?"
+    r"(?P<name>[\w.]+)(?::(?P<nth>\d+(?:,\d+)*))?(?:\+(?P<delay>\d+(?:\.\d+)?))?(?:@(?P<program>[\w.-]+))?"
 )
 _STALL = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?\+(?P<seconds>\d+(?:\.\d+)?)(?P<jvm>@jvm)?")
 _OOM = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?")
@@ -48,6 +51,14 @@ def _kill(program: str | None = None) -> None:
     """SIGKILL this process, or with `program` every process below it that runs it."""
     if program is None:
         os.kill(os.getpid(), signal.SIGKILL)
+        return
+    if program == "worker":
+        workers = [
+            pid for pid in supervisor.descendants([os.getpid()]) if WORKER_CLASS in supervisor.cmdline(pid)
+        ]
+        if workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(max(workers), signal.SIGKILL)  # each worker leads its process group
         return
     for pid in supervisor.descendants([os.getpid()]):
         args = supervisor.cmdline(pid)
@@ -65,7 +76,8 @@ def _chosen(env: str, spec: re.Pattern[str], name: str) -> re.Match[str] | None:
     if match is None or match["name"] != name:
         return None
     _hits[f"{env}:{name}"] += 1
-    return match if _hits[f"{env}:{name}"] == int(match["nth"] or 1) else None
+    chosen = {int(nth) for nth in (match["nth"] or "1").split(",")}
+    return match if _hits[f"{env}:{name}"] in chosen else None
 
 
 def point(name: str) -> None:

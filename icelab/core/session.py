@@ -150,14 +150,18 @@ def remove_metastores() -> None:
 
 
 def get_session(
-    engine: EngineConfig, cluster_root: Path | None = None, store: Mapping[str, str] | None = None
+    engine: EngineConfig,
+    cluster_root: Path | None = None,
+    store: Mapping[str, str] | None = None,
+    private: tuple[Path, ...] = (),
 ) -> SparkSession:
     """Start (or reuse, within one process) the run's Spark session.
 
     With engine=standalone and no master, a standalone cluster is started first (its directory
     under `cluster_root`, by default the per-user runtime directory) and the session waits for
     its executors; a spark:// master is probed before the JVM starts. `store` is the object
-    store's Spark settings (`session_conf`), if any.
+    store's Spark settings (`session_conf`), if any. `private`: the driver's directories that
+    isolated workers must not see (engine.isolate_workers).
 
     Raises:
         UserError: when Java or the Iceberg jar is missing, a spark:// master is unreachable, or
@@ -171,7 +175,7 @@ def get_session(
         running = cluster.running()
         if running is None or running.engine != engine:
             cluster.stop()
-            running = cluster.start(engine, cluster_root or cluster.runtime_dir())
+            running = cluster.start(engine, cluster_root or cluster.runtime_dir(), private)
         master = running.url
         # PySpark takes its workers' Python from the environment, not from spark.pyspark.python.
         os.environ["PYSPARK_PYTHON"] = cluster.python_exec()

@@ -11,21 +11,27 @@ files go to a temporary XDG_RUNTIME_DIR, so no other run's cluster is touched.
 from __future__ import annotations
 
 import json
+import os
+import re
 import socket
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
+import pyarrow.parquet as pq
 import pytest
 
 from icelab.core import cluster, supervisor
 from icelab.core.contract import validate
+from icelab.core.errors import UserError
 from tests.conftest import FAST_FLAGS, run_py
 from tests.core.test_cli import assert_one_line_error
 from tests.core.test_exposure import listening, public
-from tests.reliability import run, smoke_runs, with_data
+from tests.core.test_object_store import carrying
+from tests.reliability import REPO, command, run, smoke_runs, with_data
 
 # The smallest cluster: one worker, one core; its daemons and executors start fast like the
 # driver (MICRO's flags, the tests' class archive included).
@@ -161,3 +167,110 @@ def test_master_port_taken(tmp_path, monkeypatch):
 
 def paths(tmp: Path) -> list[str]:
     return [f"paths.data_dir={tmp}/data", f"paths.results_dir={tmp}/results"]
+
+
+def test_isolated_workers_with_local_data_fail_at_preflight(tmp_path):
+    proc = run_py(*STANDALONE, "engine.isolate_workers=true", *paths(tmp_path), timeout=120)
+    assert_one_line_error(
+        proc,
+        "engine.isolate_workers=true: the workers share no disk with the driver, so they cannot read "
+        f"paths.data_dir={tmp_path}/data on its local disk; put the data on shared storage (storage=object)",
+    )
+
+
+# Workers die mid-run, in one run of two workers and two executed rounds
+# (`ICELAB_KILL_AT=protocol.measurement:2,10@worker`: the last live worker and its executor get
+# SIGKILL after the 2nd and the 10th measurement). After the first loss one worker is left: the
+# first round finishes on it and the measurement that lost the worker is marked. After the
+# second none is left: the run ends interrupted. The run is bounded: one that waits for an
+# executor forever (no worker left, nothing cancelling its job) is ended here and fails below.
+LOSS_RUN_S = 300
+LOSS = ["engine.workers=2", "protocol.executions=2"]
+
+
+@pytest.fixture(scope="module")
+def loss(tmp_path_factory: pytest.TempPathFactory, micro_data: Path) -> dict[str, Any]:
+    """The run that loses its workers: outcome, run directory, its icelab lines, its cluster's
+    state directory, and the processes still carrying its mark in their environment afterwards."""
+    tmp = with_data(tmp_path_factory.mktemp("worker-loss"), micro_data)
+    mark = f"icelab-worker-loss-{os.getpid()}"
+    env = os.environ | {
+        "ICELAB_KILL_AT": "protocol.measurement:2,10@worker",
+        "ICELAB_TEST_MARK": mark,
+        "XDG_RUNTIME_DIR": str(tmp / "runtime"),
+    }
+    t0 = time.monotonic()
+    try:
+        args = command(tmp, *STANDALONE, *LOSS)
+        proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=LOSS_RUN_S)
+        code, stderr = proc.returncode, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        code, stderr = None, str(exc.stderr)
+    said = [line for line in stderr.splitlines() if line.startswith("icelab:")]
+    print(f"worker loss: exit {code} after {time.monotonic() - t0:.0f} s", *said, sep="\n  ")
+    found = smoke_runs(tmp)
+    return {
+        "code": code,
+        "stderr": stderr,
+        "said": said,
+        "run": found[-1] if found else None,
+        "state_dir": tmp / "runtime" / "icelab",
+        "left": carrying(mark),
+    }
+
+
+def test_a_worker_lost_with_a_survivor_lets_the_round_finish_and_marks_the_row(loss):
+    assert loss["said"], loss["stderr"][-3000:]
+    assert re.fullmatch(
+        r"icelab: the standalone cluster lost 1 of its 2 worker\(s\) during \S+ \S+ \S+; 1 left, Spark "
+        r"rescheduled its tasks, the row is marked faulted",
+        loss["said"][0],
+    ), loss["said"][0]
+    rows = pq.read_table(loss["run"] / "measurements.parquet").to_pandas()
+    first = rows[rows["repetition"] == 0]
+    assert len(first) == 8 and (first["status"] == "ok").all()  # the whole round, on the worker left
+    # The measurement after the kill is the one that lost the worker; it alone is marked.
+    assert first["faulted"].tolist() == [False, False, True, *[False] * 5]
+    assert first["faults"].tolist()[2] == "worker_lost=1"
+
+
+def test_the_last_worker_lost_ends_the_run_interrupted_with_its_rows(loss):
+    assert loss["code"] == 3, loss["stderr"][-3000:]
+    assert "Traceback" not in loss["stderr"] and len(loss["said"]) == 2, loss["stderr"][-3000:]
+    assert re.fullmatch(
+        r"icelab: the standalone cluster lost 1 of its 2 worker\(s\) during \S+ \S+ \S+; no worker left to "
+        r"finish the run; run interrupted, 11 rows kept in \S+",
+        loss["said"][1],
+    ), loss["said"][1]
+    rows = pq.read_table(loss["run"] / "measurements.parquet").to_pandas()
+    assert rows["faulted"].tolist() == [False, False, True, *[False] * 7, True]
+    assert rows["faults"].tolist()[-1] == "worker_lost=1"
+    record = json.loads((loss["run"] / "run.json").read_text())
+    assert (record["status"], record["rows"]) == ("interrupted", 11)
+    assert "no worker left" in record["ended"]
+    # Nothing left running (no driver JVM, master or worker) and no state file: the next run
+    # finds nothing of this one to stop.
+    started = json.loads((loss["run"] / "env.json").read_text())["engine"]["cluster"]
+    assert loss["left"] == [] and ours_running(started["id"]) == []
+    assert list(loss["state_dir"].glob(cluster.STATE_GLOB)) == []
+
+
+def test_isolation_without_unshare_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UserError, match=r"^engine.isolate_workers=true needs unshare \(util-linux\)"):
+        cluster.check_isolation()
+
+
+def test_isolation_the_kernel_refuses_is_one_line(tmp_path, monkeypatch):
+    # What unshare says without the right to a mount namespace (not root, or a locked-down container).
+    fake = tmp_path / "unshare"
+    fake.write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    with pytest.raises(UserError) as err:
+        cluster.check_isolation()
+    assert str(err.value) == (
+        "engine.isolate_workers=true: workers cannot get a mount namespace of their own here (unshare: "
+        "unshare failed: Operation not permitted); it needs `unshare --mount` and mount as root, or set "
+        "engine.isolate_workers=false"
+    )

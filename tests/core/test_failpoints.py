@@ -22,3 +22,20 @@ def test_a_kill_at_a_program_kills_that_child_and_not_the_run(monkeypatch):
         for proc in (target, other):
             proc.kill()
             proc.wait()
+
+
+def test_a_kill_at_several_arrivals_kills_at_each(monkeypatch):
+    procs = [subprocess.Popen(["sleep", "60"])]
+    try:
+        monkeypatch.setenv(failpoints.ENV, "test.losses:1,3@sleep")
+        failpoints.point("test.losses")
+        assert procs[0].wait(timeout=10) == -signal.SIGKILL
+        procs.append(subprocess.Popen(["sleep", "60"]))
+        failpoints.point("test.losses")  # the second arrival: not chosen
+        assert procs[1].poll() is None
+        failpoints.point("test.losses")
+        assert procs[1].wait(timeout=10) == -signal.SIGKILL
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()

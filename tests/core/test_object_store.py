@@ -23,6 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import psutil
@@ -712,3 +713,48 @@ def test_a_store_restarted_within_the_bound_lets_the_run_finish(outages, runs):
     # The interrupted run before it stays interrupted; nothing of either is left running.
     assert json.loads((outages["lost"]["run"] / "run.json").read_text())["status"] == "interrupted"
     assert back["left"] == [] and daemons_of(runs["store"]) == []
+
+
+# Executors that share no disk with the driver: the standalone cluster's workers in a mount
+# namespace of their own (engine.isolate_workers), the data on the `runs` store (reused).
+ISOLATED_RUN_S = 300
+
+
+@pytest.fixture(scope="module")
+def isolated(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One round of the micro smoke benchmark on the store, on isolated workers."""
+    from tests.core.test_cluster import STANDALONE
+
+    tmp = tmp_path_factory.mktemp("isolated")
+    t0 = time.monotonic()
+    proc = run_py(
+        *micro(tmp),
+        *STANDALONE,
+        "engine.isolate_workers=true",
+        "protocol.repetitions=1",
+        "storage=object",
+        f"storage.dir={runs['store']}",
+        env=os.environ | {"XDG_RUNTIME_DIR": str(tmp / "runtime")},
+    )
+    stdout, stderr = proc.communicate(timeout=ISOLATED_RUN_S)
+    print(f"isolated: exit {proc.returncode} after {time.monotonic() - t0:.0f} s")
+    found = list((tmp / "results" / "runs" / "smoke").glob("*"))
+    return {"code": proc.returncode, "stderr": stderr, "run": found[0] if found else None, "tmp": tmp}
+
+
+@needs_ceph
+def test_isolated_workers_run_on_the_store_and_see_no_driver_disk(isolated, runs):
+    assert isolated["code"] == 0, isolated["stderr"][-3000:]
+    run = isolated["run"]
+    assert validate(run) == []
+    record = json.loads((run / "run.json").read_text())
+    assert (record["status"], record["answers_agree"]) == ("complete", True)
+    started = json.loads((run / "env.json").read_text())["engine"]["cluster"]
+    # The worker ran in a mount namespace of its own, the results and the store's files hidden.
+    spaces = started["isolated"]["mount_namespaces"]
+    assert set(spaces) == {"driver", "worker-1"} and spaces["worker-1"] != spaces["driver"], spaces
+    assert str((isolated["tmp"] / "results").resolve()) in started["isolated"]["hidden"]
+    # Its executor's log still reaches the worker's work directory (bound back into its namespace).
+    (executor,) = Path(started["dir"]).glob("worker-1/app-*/0")
+    assert (executor / "stderr").is_file()
+    assert daemons_of(runs["store"]) == []

@@ -46,6 +46,8 @@ class EngineConfig(_Strict):
     master_webui_port: Port | None = None
     daemon_java_options: str = Field(default="", description="JVM flags of the master and workers")
     start_timeout_s: float = Field(default=60, gt=0)
+    # Workers in a mount namespace of their own, sharing no disk with the driver (docs/cluster.md).
+    isolate_workers: bool = False
     app_name: str
     driver_memory: str = Field(pattern=r"^\d+[kmgtKMGT]?$")
     executor_memory: str | None = Field(default=None, pattern=r"^\d+[kmgtKMGT]?$")
@@ -75,8 +77,14 @@ class EngineConfig(_Strict):
                     "master is empty: name one (local[*], spark://host:port, yarn, k8s://...) "
                     "or use engine=standalone to start a cluster on this machine"
                 )
+            if self.isolate_workers:
+                raise ValueError("isolate_workers needs engine=standalone (icelab starts the workers)")
             return self
         if self.master is not None:
+            if self.isolate_workers:
+                raise ValueError(
+                    "isolate_workers needs master=null: icelab isolates only the workers it starts"
+                )
             if not self.master.startswith("spark://"):
                 raise ValueError(
                     f"engine=standalone takes master=null (icelab starts a cluster) or a standalone "
