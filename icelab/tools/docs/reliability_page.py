@@ -15,7 +15,16 @@ from icelab.tools.docs.sources import provenance
 
 # The table's rows, in order; each is a directory under results/reference/faults/ and a row of
 # the template, which says where the fault is injected.
-CASES = ("store-slowdown", "store-reset", "store-stall", "store-outage-restart", "store-outage-gone")
+CASES = (
+    "store-slowdown",
+    "store-reset",
+    "store-stall",
+    "store-outage-restart",
+    "store-outage-gone",
+    "worker-lost-survivor",
+    "worker-lost-all",
+    "workers-isolated",
+)
 
 
 def fault_table(results: Path) -> str:
