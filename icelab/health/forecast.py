@@ -12,6 +12,7 @@ column statistics may prune a window shorter than a partition further), and thei
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,9 @@ from scipy import stats
 from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries
 from icelab.analysis.planning_model import LEVEL, Fit, fit
 from icelab.analysis.planning_runs import load, locate
+from icelab.core.contract import MEASUREMENTS
 from icelab.core.errors import UserError
+from icelab.core.runs import read_run
 
 NO_FIT = "no cost model fitted"
 NO_FIT_LINE = (
@@ -117,14 +120,24 @@ def fitted(bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE) -> PlanningM
     for base in bases:
         try:
             run = locate(None, base)
-            frame, states, windows = load(run)
-            fits = fit(frame, ICEBERG, states=states, windows=windows)
-        except (UserError, ValueError):
+            measured = run.path / MEASUREMENTS
+            fits, threads = _fits(run.path, measured.stat().st_mtime_ns, measured.stat().st_size)
+        except (UserError, ValueError, OSError):
             continue
         if mode in fits:
-            threads = int(frame["planner_threads"].iloc[0])
             return PlanningModel(fits[mode], f"{run.experiment}/{run.run_id}", str(run.path), threads)
     return None
+
+
+@functools.lru_cache(maxsize=4)
+def _fits(path: Path, mtime_ns: int, size: int) -> tuple[dict[str, Fit], int]:
+    """The fits of one run and its planner threads, once per content of its measurements (a
+    process checking many tables fits once: the fit takes seconds)."""
+    run = read_run(path)
+    if run is None:
+        raise UserError(f"{path}: not a run directory")
+    frame, states, windows = load(run)
+    return fit(frame, ICEBERG, states=states, windows=windows), int(frame["planner_threads"].iloc[0])
 
 
 def window_reads(window: dict[str, Any]) -> dict[str, float]:
