@@ -96,10 +96,13 @@ def report(
     lines.append(f"planning growth {wide} / {narrow} (harness; Iceberg's own clock)")
     for rec in growth.to_dict("records"):
         ice = rec["iceberg_planning_ratio"]
-        lines.append(
-            f"  {rec['query_id']:<22} {rec['variant']:<28} {rec['planning_ratio']:6.2f}x"
-            + ("" if pd.isna(ice) else f"  ({ice:.2f}x)")
+        # A window whose every row met a store fault has no median: say so rather than "nanx".
+        growth_text = (
+            "no rows left (all marked faulted or failed)"
+            if pd.isna(rec["planning_ratio"])
+            else f"{rec['planning_ratio']:6.2f}x" + ("" if pd.isna(ice) else f"  ({ice:.2f}x)")
         )
+        lines.append(f"  {rec['query_id']:<22} {rec['variant']:<28} {growth_text}")
     if not overhead.empty:
         ov = overhead.groupby("variant")["overhead_ms"].median()
         plain = overhead.groupby("variant")["plain_ms"].median()

@@ -101,3 +101,37 @@ def test_charts_written_next_to_results(run_dir):
         assert (run_dir / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
         svg = (run_dir / f"{name}.svg").read_text()
         assert f"run {run_dir.name}" in svg, name  # the provenance footer names this run
+
+
+def test_a_growth_with_no_rows_left_says_so_instead_of_nan():
+    from icelab.experiments.planning import report
+
+    summary = pd.DataFrame(
+        {
+            "query_id": ["q"] * 2,
+            "variant": ["parquet"] * 2,
+            "format": ["parquet"] * 2,
+            "window": ["1d", "30d"],
+            "window_hours": [24.0, 720.0],
+            "planning_ms_median": [float("nan"), 12.0],
+            "planning_ms_unstable": [False, False],
+            "manifests_scanned": [None, None],
+            "manifests_total": [None, None],
+        }
+    )
+    growth = pd.DataFrame(
+        [
+            {
+                "query_id": "q",
+                "variant": "parquet",
+                "planning_ratio": float("nan"),
+                "iceberg_planning_ratio": float("nan"),
+            }
+        ]
+    )
+    text = report(summary, growth, pd.DataFrame(), ("30d", "1d"))
+    assert "nan" not in text
+    assert (
+        "q                      parquet                      no rows left (all marked faulted or failed)"
+        in text
+    )
