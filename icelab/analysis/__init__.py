@@ -31,4 +31,5 @@ commands (which draw and print what is computed here); it never starts Spark.
     doctor_reports    stored doctor runs: against manifest_health's states, time to a report
     schema_records    what a schema_evolution run's records show: field ids, rejections, hazards
     scale_states      a metadata_scale run's figures: states, cells, planning modes, anchors
+    fault_runs        the stored fault runs: what each injected fault did to its run
 """
