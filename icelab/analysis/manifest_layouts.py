@@ -186,32 +186,91 @@ def predict_table(
     return pd.concat(parts, ignore_index=True)
 
 
-def recommend(table: pd.DataFrame) -> dict[str, Any]:
-    """The rewrite target whose predicted planning summed over the windows is least, and the same
-    sum as ingested.
+def equal_weights(windows: Sequence[str]) -> dict[str, float]:
+    """Each window the same share of the queries."""
+    return {w: 1 / len(windows) for w in windows}
+
+
+def recommend(
+    table: pd.DataFrame, weights: Mapping[str, float] | None = None, tolerance: float | None = 0.0
+) -> dict[str, Any]:
+    """The rewrite target whose predicted planning, weighted over the windows by `weights` (the
+    share of queries each window takes; default equal), is least; the targets that tie with it;
+    and the same figures as ingested.
+
+    Args:
+        tolerance: a target whose weighted planning is at most (1 + tolerance) x the best one's
+            ties with it (the model cannot tell them apart); None: not judged.
 
     Raises:
         ValueError: when the table has no rewrite layout.
     """
     iceberg = table[table["format"] == ICEBERG]
+    order = list(dict.fromkeys(iceberg["window"]))
+    shares = dict(weights) if weights is not None else equal_weights(order)
     sums = iceberg.groupby("layout", sort=False)["predicted_ms"].sum()
+    mixed = (
+        iceberg.assign(part=iceberg["predicted_ms"] * iceberg["window"].map(shares).fillna(0.0))
+        .groupby("layout", sort=False)["part"]
+        .sum()
+    )
     rewrites = iceberg[iceberg["target_bytes"].notna()]
     if rewrites.empty:
         raise ValueError("no rewrite target to recommend")
-    best = str(sums[list(dict.fromkeys(rewrites["layout"]))].idxmin())
+    targets = mixed[list(dict.fromkeys(rewrites["layout"]))]
+    best = str(targets.idxmin())
+    labels = {
+        str(r.layout): size_label(int(r.target_bytes))
+        for r in rewrites.drop_duplicates("layout").itertuples()
+    }
+    ties = (
+        []
+        if tolerance is None
+        else [
+            labels[k]
+            for k, v in targets.sort_values().items()
+            if k != best and v <= targets[best] * (1 + tolerance)
+        ]
+    )
     row = rewrites[rewrites["layout"] == best].iloc[0]
     ingested = iceberg[iceberg["layout"] == AS_INGESTED]
     return {
         "layout": best,
-        "target": size_label(int(row["target_bytes"])),
+        "target": labels[best],
         "target_bytes": int(row["target_bytes"]),
         "manifests": int(row["manifests"]),
         "entries_per_manifest": float(row["entries_per_manifest"]),
         "summed_ms": float(sums[best]),
+        "weighted_ms": float(targets[best]),
+        "weights": {w: shares.get(w, 0.0) for w in order},
+        "tolerance": tolerance,
+        "ties": ties,
+        "per_target": {labels[k]: float(v) for k, v in targets.items()},
         "as_ingested_ms": float(sums[AS_INGESTED]) if not ingested.empty else None,
+        "as_ingested_weighted_ms": float(mixed[AS_INGESTED]) if not ingested.empty else None,
         "as_ingested_manifests": int(ingested["manifests"].iloc[0]) if not ingested.empty else None,
-        "windows": list(dict.fromkeys(iceberg["window"])),
+        "windows": order,
         "extrapolated": bool(
             iceberg.loc[iceberg["layout"] == best].get("extrapolated", pd.Series(False)).any()
         ),
     }
+
+
+def outside_range(table: pd.DataFrame, files: int, model: Fit) -> str | None:
+    """What of a predicted table lies beyond the states `model` was fitted on: its data files, or
+    the entries per manifest of a layout (against the largest manifest any fitted cell read);
+    None when nothing does."""
+    fitted = model.cells
+    low, high = float(fitted["data_files"].min()), float(fitted["data_files"].max())
+    found = []
+    if not low <= files <= high:
+        found.append(f"{files:,} data files (fitted {low:,.0f} to {high:,.0f})")
+    largest = fitted["largest_manifest_entries"].dropna()
+    if not largest.empty:
+        lo, hi = float(largest.min()), float(largest.max())
+        layouts = table[(table["format"] == ICEBERG)].drop_duplicates("layout")
+        beyond = layouts[(layouts["entries_per_manifest"] < lo) | (layouts["entries_per_manifest"] > hi)]
+        if not beyond.empty:
+            names = ", ".join(f"{r.layout} {r.entries_per_manifest:,.0f}" for r in beyond.itertuples())
+            found.append(f"entries per manifest of {names} (fitted {lo:,.0f} to {hi:,.0f})")
+    return "; ".join(found) or None

@@ -100,3 +100,33 @@ def within(table: pd.DataFrame, bar: float = BAR) -> dict[str, int]:
     measured planning, and how many below it."""
     error = table["rel_error"]
     return {"cells": len(table), "within": int((error.abs() <= bar).sum()), "under": int((error < 0).sum())}
+
+
+# The out-of-sample sets of a `planning_model.Holdout`, and what each is.
+OUT_OF_SAMPLE = {
+    "held_out": "the fitted run's states above the fit's limit",
+    "reference": "the medium real-data runs",
+}
+OUT_OF_SAMPLE_COLUMNS = ["set", "what", "cells", "coverage", "median_abs_error"]
+
+
+def out_of_sample(held: planning_model.Holdout, fmt: str, mode: str) -> pd.DataFrame:
+    """Per out-of-sample set of `held` (OUT_OF_SAMPLE) with cells of `fmt`/`mode`: what it is, its
+    cells, the share whose measured planning lay inside its predicted interval (the interval's
+    coverage, measured), and the median absolute relative error; then `all`, the sets pooled."""
+    tables = {name: getattr(held, name) for name in OUT_OF_SAMPLE}
+    parts = {name: t[(t["format"] == fmt) & (t["mode"] == mode)] for name, t in tables.items() if not t.empty}
+    parts = {name: t for name, t in parts.items() if not t.empty}
+    if parts:
+        parts["all"] = pd.concat(parts.values(), ignore_index=True)
+    rows = [
+        {
+            "set": name,
+            "what": OUT_OF_SAMPLE.get(name, "both sets pooled"),
+            "cells": len(t),
+            "coverage": float(t["planning_ms"].between(t["lo_ms"], t["hi_ms"]).mean()),
+            "median_abs_error": float(t["rel_error"].abs().median()),
+        }
+        for name, t in parts.items()
+    ]
+    return pd.DataFrame(rows, columns=OUT_OF_SAMPLE_COLUMNS)

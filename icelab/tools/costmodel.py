@@ -4,11 +4,17 @@ it was not fitted on; printed as text, and written as JSON with `--json`.
 
     python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d
     python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d --targets 1MB,8MB,32MB
+    python -m icelab.costmodel --files 5e6 --days 365 --mix 1d=0.6,30d=0.3,180d=0.1
+    python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d --json -   # JSON on stdout
     python -m icelab.costmodel --holdout            # fit on <= 1M files, predict 10M and the medium runs
     icelab costmodel ... --json costmodel.json --charts results/costmodel
 
 It is fitted on the newest complete `metadata_scale` run (results/runs, then results/reference)
-unless `--results` names another run.
+unless `--results` names another run. The recommendation minimises planning weighted by the query
+mix (`--mix`, default equal weights); targets within the model's out-of-sample error of the best
+are a tie, and each interval comes with the coverage it had on cells the fit never saw (the
+fitted run's states above LIMIT files and the medium runs under `--reference`, predicted by the
+same fit on the states up to LIMIT).
 
 Exit status: 0, or 2 for bad input (one line on stderr).
 """
@@ -29,11 +35,14 @@ import pandas as pd
 from icelab.analysis.manifest_layouts import (
     MANIFESTS_AS_INGESTED,
     TARGETS,
+    equal_weights,
     measured_entry_bytes,
+    outside_range,
     predict_table,
     recommend,
     window_days,
 )
+from icelab.analysis.model_checks import OUT_OF_SAMPLE_COLUMNS, out_of_sample
 from icelab.analysis.planning_cells import (
     FEATURES,
     ICEBERG,
@@ -58,6 +67,7 @@ from icelab.core.config import parse_size
 from icelab.core.errors import UserError
 from icelab.core.results import write_json
 from icelab.core.runs import Run
+from icelab.core.units import pct
 
 # --- Console and JSON ---
 
@@ -120,19 +130,48 @@ def prediction_report(table: pd.DataFrame, windows: Sequence[str], interval: str
     return pd.DataFrame(rows).to_string(index=False) + "\n" + note
 
 
+def mix_text(weights: Mapping[str, float]) -> str:
+    """`1d 60%, 30d 30%, 180d 10%`."""
+    return ", ".join(
+        f"{w} {pct(share, 0 if round(share * 100, 6).is_integer() else 1)}" for w, share in weights.items()
+    )
+
+
 def recommendation_line(rec: dict[str, Any]) -> str:
     """`recommended: rewrite to 8MB manifests (...); as ingested: ...`."""
-    windows = ", ".join(rec["windows"])
+    weighted = rec.get("weighted_ms", rec["summed_ms"] / len(rec["windows"]))
     line = (
         f"recommended: rewrite to {rec['target']} manifests ({rec['manifests']:,} manifests of "
-        f"{rec['entries_per_manifest']:,.0f} entries; summed predicted planning {_ms(rec['summed_ms'])} ms "
-        f"over {windows})"
+        f"{rec['entries_per_manifest']:,.0f} entries; predicted planning {_ms(weighted)} ms per query "
+        f"weighted {mix_text(rec.get('weights') or equal_weights(rec['windows']))}, "
+        f"{_ms(rec['summed_ms'])} ms summed over {', '.join(rec['windows'])})"
     )
     if rec["as_ingested_ms"] is not None:
-        line += f"; as ingested: {_ms(rec['as_ingested_ms'])} ms ({rec['as_ingested_manifests']:,} manifests)"
+        line += f"; as ingested: {_ms(rec['as_ingested_ms'])} ms summed"
+        if rec.get("as_ingested_weighted_ms") is not None:
+            line += f", {_ms(rec['as_ingested_weighted_ms'])} ms per query"
+        line += f" ({rec['as_ingested_manifests']:,} manifests)"
     if rec.get("extrapolated"):
         line += " (the recommended layout reads beyond what the model was fitted on: an extrapolation)"
     return line
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def tie_line(rec: dict[str, Any], error: str) -> str:
+    """Whether other targets tie with the recommended one within the model's error (`error` says
+    which error)."""
+    per = rec["per_target"]
+    ranked = ", ".join(f"{t} {_ms(v)}" for t, v in sorted(per.items(), key=lambda kv: kv[1]))
+    head = f"weighted planning per target (ms per query): {ranked}\n"
+    if rec["tolerance"] is None:
+        return head + "ties not judged: the model's out-of-sample error was not measured"
+    if not rec["ties"]:
+        return head + f"no tie: every other target is more than {error} above {rec['target']}"
+    names = _and([rec["target"], *rec["ties"]])
+    return head + f"tie: {names} are a tie within the model's error ({error}): pick by maintenance cost"
 
 
 def parquet_lines(table: pd.DataFrame, interval: str) -> list[str]:
@@ -194,8 +233,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--days", help="its days of daily partitions, e.g. 365")
     p.add_argument("--windows", help="the windows queried, comma-separated: 1h, 1d, 30d, full")
     p.add_argument(
-        "--manifests", default=str(MANIFESTS_AS_INGESTED), help="manifests as ingested (default %(default)s)"
+        "--mix",
+        help="the share of queries per window, summing to 1, e.g. 1d=0.6,30d=0.3,180d=0.1 "
+        "(default: equal; --windows defaults to the mix's windows)",
     )
+    p.add_argument("--manifests", help=f"manifests as ingested (default {MANIFESTS_AS_INGESTED})")
     p.add_argument("--entry-bytes", help="bytes per manifest entry (default: the run's states.csv, else 700)")
     p.add_argument("--targets", default=",".join(TARGETS), help="rewrite targets (default %(default)s)")
     p.add_argument("--mode", default=ICEBERG_DEFAULT_MODE, help="the Iceberg planning mode to predict with")
@@ -214,7 +256,11 @@ def parser() -> argparse.ArgumentParser:
         "--interval", choices=tuple(INTERVALS), default="obs", help="obs: prediction interval; mean: CI"
     )
     p.add_argument("--holdout", action="store_true", help="print the held-out and real-data checks instead")
-    p.add_argument("--json", type=Path, help="also write everything as JSON to this file")
+    p.add_argument(
+        "--json",
+        type=Path,
+        help="also write everything as JSON to this file (-: print it instead of the text)",
+    )
     p.add_argument("--charts", type=Path, help="also draw the charts (PNG and SVG) into this directory")
     return p
 
@@ -238,6 +284,33 @@ def _split(text: str | None, what: str) -> list[str]:
     return items
 
 
+def _mix(text: str | None, windows: Sequence[str]) -> dict[str, float] | None:
+    """`1d=0.6,30d=0.4` as {window: share}, checked against `windows` (none given: the mix's)."""
+    if text is None:
+        return None
+    mix: dict[str, float] = {}
+    for item in _split(text, "mix"):
+        name, eq, share = (part.strip() for part in item.partition("="))
+        try:
+            value = float(share) if eq else math.nan
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0:
+            raise UserError(f"bad --mix '{item}': use window=share, e.g. 1d=0.6, a share from 0 to 1")
+        if name in mix:
+            raise UserError(f"bad --mix: window '{name}' given twice")
+        mix[name] = value
+    if not math.isclose(sum(mix.values()), 1.0, abs_tol=1e-6):
+        raise UserError(f"bad --mix '{text}': the shares sum to {sum(mix.values()):g}, not 1")
+    for name in windows:
+        if name not in mix:
+            raise UserError(f"--windows names '{name}', which --mix gives no share (give it one)")
+    for name in mix:
+        if windows and name not in windows:
+            raise UserError(f"--mix names '{name}', which is not in --windows")
+    return mix
+
+
 def _entry_bytes(given: str | None, states: pd.DataFrame | None) -> tuple[float, str]:
     if given is not None:
         return _positive(given, "entry-bytes"), "given"
@@ -257,6 +330,25 @@ class Request:
     targets: tuple[int, ...] = ()
     manifests: int = MANIFESTS_AS_INGESTED
     threads: int | None = None  # None: the fitted run's driver cores
+    mix: dict[str, float] | None = None  # None: equal weights
+    manifests_given: bool = False
+
+
+def _run_facts(source: Run) -> dict[str, Any]:
+    """What the fitted run's env.json says of where it ran (empty values where it does not)."""
+    try:
+        env = source.env()
+    except (ValueError, OSError):
+        env = {}
+    machine, storage = env.get("machine") or {}, env.get("storage") or {}
+    return {
+        "machine": {k: machine.get(k) for k in ("hostname", "cpu", "cores", "memory_gib")},
+        "engine": (env.get("engine") or {}).get("name"),
+        "storage": storage.get("kind"),
+        "latency_ms": storage.get("latency_ms"),
+        "commit": (env.get("git") or {}).get("commit"),
+        "dirty": (env.get("git") or {}).get("dirty"),
+    }
 
 
 @dataclass
@@ -274,6 +366,9 @@ class Prediction:
     recommendation: dict[str, Any]
     notes: list[str]
     measured: pd.DataFrame  # the fitted run's cells (the chart draws them)
+    error: pd.DataFrame  # the interval's coverage and the error out of sample (`out_of_sample`)
+    outside: str | None  # what of the table lies beyond the fitted states, if anything
+    assumptions: dict[str, Any]
 
 
 @dataclass
@@ -300,7 +395,9 @@ def request(args: argparse.Namespace) -> Request:
         return Request(args.interval, features, _positive(args.limit, "limit"))
     files = int(_positive(args.files, "files"))
     days = int(_positive(args.days, "days", whole=True))
-    names = tuple(dict.fromkeys(_split(args.windows, "windows")))
+    given = None if args.windows is None and args.mix is not None else _split(args.windows, "windows")
+    mix = _mix(args.mix, given or [])
+    names = tuple(dict.fromkeys(given or list(mix or ())))
     for name in names:
         try:
             window_days(name, days)
@@ -310,10 +407,24 @@ def request(args: argparse.Namespace) -> Request:
         targets = tuple(parse_size(t) for t in _split(args.targets, "targets"))
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    manifests = int(_positive(args.manifests, "manifests", whole=True))
+    manifests = (
+        MANIFESTS_AS_INGESTED if args.manifests is None else int(_positive(args.manifests, "manifests", True))
+    )
     threads = None if args.threads is None else int(_positive(args.threads, "threads", whole=True))
     limit = _positive(args.limit, "limit")
-    return Request(args.interval, features, limit, files, days, names, targets, manifests, threads)
+    return Request(
+        args.interval,
+        features,
+        limit,
+        files,
+        days,
+        names,
+        targets,
+        manifests,
+        threads,
+        mix,
+        args.manifests is not None,
+    )
 
 
 def check(source: Run, asked: Request, reference: str) -> Check:
@@ -343,8 +454,27 @@ def check(source: Run, asked: Request, reference: str) -> Check:
     return Check(source, asked, reference, len(repeats), found, spread_summary(repeat_spread(frames)))
 
 
-def predict(source: Run, asked: Request, mode: str, entry_bytes: str | None) -> Prediction:
-    """Fit on `source`; predict the asked table in Iceberg's `mode` and every Parquet mode.
+def measured_error(
+    source: Run, asked: Request, mode: str, reference: str, notes: list[str]
+) -> tuple[pd.DataFrame, float | None]:
+    """The out-of-sample coverage and error of Iceberg's `mode` (`check` on `source` and the medium
+    runs under `reference`), and the tie tolerance: the median absolute error of every such cell
+    (None when no cell was predicted out of sample)."""
+    try:
+        found = check(source, asked, reference).holdout
+    except UserError as exc:
+        notes.append(f"coverage not measured: {exc}")
+        return pd.DataFrame(columns=OUT_OF_SAMPLE_COLUMNS), None
+    table = out_of_sample(found, ICEBERG, mode)
+    pooled = table[table["set"] == "all"]
+    return table, None if pooled.empty else float(pooled["median_abs_error"].iloc[0])
+
+
+def predict(
+    source: Run, asked: Request, mode: str, entry_bytes: str | None, reference: str = "results/reference"
+) -> Prediction:
+    """Fit on `source`; predict the asked table in Iceberg's `mode` and every Parquet mode; weigh
+    the windows by the mix and judge ties by the model's out-of-sample error.
 
     Raises:
         UserError: when nothing can be fitted, or there is no fit of `mode`.
@@ -362,6 +492,7 @@ def predict(source: Run, asked: Request, mode: str, entry_bytes: str | None) -> 
     parquet = {m: f for (fmt, m), f in fits.items() if fmt == PARQUET}
     per_entry, entry_source = _entry_bytes(entry_bytes, states)
     threads = asked.threads or int(frame["planner_threads"].iloc[0])
+    error, tolerance = measured_error(source, asked, mode, reference, notes)
     table = predict_table(
         asked.files,
         asked.days,
@@ -383,10 +514,37 @@ def predict(source: Run, asked: Request, mode: str, entry_bytes: str | None) -> 
         entry_source,
         threads,
         table,
-        recommend(table),
+        recommend(table, asked.mix or equal_weights(asked.windows), tolerance),
         notes,
         cells(frame, states, windows),
+        error,
+        outside_range(table, asked.files, iceberg[mode]),
+        assumptions(source, asked, mode, per_entry, entry_source, threads, iceberg[mode]),
     )
+
+
+def assumptions(
+    source: Run, asked: Request, mode: str, entry_bytes: float, entry_source: str, threads: int, model: Fit
+) -> dict[str, Any]:
+    """Every figure the prediction takes as given, and where each came from."""
+    facts = _run_facts(source)
+    return {
+        **facts,
+        "calibration": f"none stored: the model is fitted on run {source.run_id}, on the machine, engine "
+        "and storage that run names",
+        "mode": mode,
+        "threads": threads,
+        "threads_from": "given" if asked.threads else "the fitted run's driver cores",
+        "entry_bytes": entry_bytes,
+        "entry_bytes_from": entry_source,
+        "manifests_as_ingested": asked.manifests,
+        "manifests_from": "given"
+        if asked.manifests_given
+        else "icelab's default, the manifests its 1M-entry state had as ingested, whatever the table's size",
+        "queries": sorted(map(str, model.cells["query_id"].dropna().unique())),
+        "weights": asked.mix or equal_weights(asked.windows),
+        "weights_from": "the --mix given" if asked.mix else "equal weights: no --mix given",
+    }
 
 
 def _heading(source: Run) -> list[str]:
@@ -419,18 +577,58 @@ def check_text(result: Check) -> str:
     return "\n".join(lines)
 
 
+def error_text(rec: dict[str, Any], mode: str) -> str:
+    """Which error the ties are judged by."""
+    return f"median absolute out-of-sample error {pct(rec['tolerance'], 1)}, Iceberg {mode}"
+
+
+def coverage_line(error: pd.DataFrame, interval: str, limit: float) -> str:
+    """The interval's coverage as measured on cells the fit never saw, or that it was not."""
+    sets = error[error["set"] != "all"]
+    if sets.empty:
+        return f"  coverage not measured: no cell was predicted out of sample ({INTERVALS[interval]})"
+    found = "; ".join(f"{pct(r.coverage)} of {r.cells:,} cells of {r.what}" for r in sets.itertuples())
+    return (
+        f"  coverage of the {LEVEL:.0%} interval, measured out of sample (the same fit on the states up to "
+        f"{limit:,.0f} data files): {found}"
+    )
+
+
+def assumptions_text(given: dict[str, Any]) -> str:
+    """The short block of everything the prediction assumes."""
+    m = given["machine"]
+    commit = (given["commit"] or "?")[:7] + (" (dirty)" if given["dirty"] else "")
+    latency = "" if given["latency_ms"] is None else f", latency {given['latency_ms']} ms"
+    lines = [
+        f"machine: {m['hostname']}, {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB (the fitted run's)",
+        f"engine and storage: {given['engine']}, {given['storage']}{latency}; commit {commit}",
+        f"calibration: {given['calibration']}",
+        f"planning threads: {given['threads']} ({given['threads_from']}); Iceberg mode {given['mode']}",
+        f"entry bytes: {given['entry_bytes']:,.0f} ({given['entry_bytes_from']})",
+        f"manifests as ingested: {given['manifests_as_ingested']:,} ({given['manifests_from']})",
+        f"query: {', '.join(given['queries'])} (the fitted run's; other queries are not modelled)",
+        f"windows: {mix_text(given['weights'])} ({given['weights_from']})",
+    ]
+    return "assumptions:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def prediction_text(result: Prediction) -> str:
     """The console view of a table's prediction."""
     asked = result.request
     files, days = asked.files, asked.days
+    rec = result.recommendation
     lines = [
         *_heading(result.source),
         "\n" + coefficient_report(result.fits),
         f"\ntable: {files:,} data files over {days:,} days ({files / days:,.0f} per day), "
         f"entries of {result.entry_bytes:,.0f} bytes ({result.entry_source}), Iceberg mode {result.mode} on "
         f"{result.threads} planning threads" + (" (the fitted run's)" if asked.threads is None else ""),
+        *([f"outside the fitted range: {result.outside}"] if result.outside else []),
         prediction_report(result.table, asked.windows, asked.interval),
-        "\n" + recommendation_line(result.recommendation),
+        coverage_line(result.error, asked.interval, asked.limit),
+        "\n" + assumptions_text(result.assumptions),
+        "\n" + recommendation_line(rec),
+        tie_line(rec, error_text(rec, result.mode) if rec["tolerance"] is not None else ""),
         *parquet_lines(result.table, asked.interval),
         *(f"note: {note}" for note in result.notes),
     ]
@@ -473,9 +671,16 @@ def prediction_json(result: Prediction) -> dict[str, Any]:
             "entry_bytes": result.entry_bytes,
             "manifests": asked.manifests,
             "threads": result.threads,
+            "mix": result.recommendation["weights"],
         },
+        "outside_fitted_range": result.outside,
+        "assumptions": result.assumptions,
+        "coverage": _records(result.error),
         "predictions": _records(result.table),
         "recommendation": result.recommendation,
+        "tie": [result.recommendation["target"], *result.recommendation["ties"]]
+        if result.recommendation["ties"]
+        else [],
         "notes": result.notes,
     }
 
@@ -515,12 +720,18 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
         result = check(source, asked, args.reference)
         text, data = check_text(result), check_json(result)
     else:
-        result = predict(source, asked, args.mode, args.entry_bytes)
+        result = predict(source, asked, args.mode, args.entry_bytes, args.reference)
         text, data = prediction_text(result), prediction_json(result)
+    if _to_stdout(args):
+        text = json.dumps(data, indent=2, default=str)
     print(text, file=out)
     if args.charts:
         print("\n" + "\n".join(map(str, draw(result, args.charts))), file=out)
     return data
+
+
+def _to_stdout(args: argparse.Namespace) -> bool:
+    return args.json is not None and str(args.json) == "-"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -531,7 +742,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2
-    if args.json:
+    if args.json and not _to_stdout(args):
         write_json(args.json, data)
         print(f"wrote {args.json}")
     return 0

@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from icelab.tools.costmodel import main
+from icelab.analysis.manifest_layouts import recommend
+from icelab.tools.costmodel import main, tie_line
 from icelab.tools.main import main as icelab
 from tests.analysis.test_planning_model import PLANTED, THREADS, synthetic
 
@@ -99,6 +100,20 @@ def test_the_holdout_command_prints_both_checks(run_data, tmp_path, capsys):
         (["--files", "1e6", "--days", "180"], "--windows is required"),
         (["--files", "1e6", "--days", "180", "--windows", "1d", "--threads", "1.5"], "bad --threads '1.5'"),
         (["--no-such-option"], "unrecognized arguments"),
+        (["--files", "1e6", "--days", "180", "--mix", "1d=0.6,30d=0.3"], "the shares sum to 0.9, not 1"),
+        (["--files", "1e6", "--days", "180", "--mix", "1d=x"], "bad --mix '1d=x'"),
+        (["--files", "1e6", "--days", "180", "--mix", "1d"], "bad --mix '1d'"),
+        (["--files", "1e6", "--days", "180", "--mix", "1d=-1,30d=2"], "bad --mix '1d=-1'"),
+        (["--files", "1e6", "--days", "180", "--mix", "1d=0.5,1d=0.5"], "window '1d' given twice"),
+        (["--files", "1e6", "--days", "180", "--mix", "1d=0.5,3x=0.5"], "bad window '3x'"),
+        (
+            ["--files", "1e6", "--days", "180", "--windows", "1d,30d", "--mix", "1d=1"],
+            "--windows names '30d', which --mix gives no share",
+        ),
+        (
+            ["--files", "1e6", "--days", "180", "--windows", "1d", "--mix", "1d=0.5,7d=0.5"],
+            "--mix names '7d', which is not in --windows",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys, monkeypatch):
@@ -135,3 +150,86 @@ def test_python_dash_m_spelling(tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr == "icelab: error: bad --files '0': use a positive number\n"
+
+
+REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference"
+
+
+def _predicted(root: Path, capsys, *extra: str) -> tuple[str, dict]:
+    """The text and the JSON of one prediction on the synthetic run under `root`."""
+    args = ["--files", "1.8e6", "--days", "180", "--targets", "1MB,8MB", "--results", str(root)]
+    args += ["--reference", str(root / "none")]
+    assert main([*args, *extra]) == 0
+    text = capsys.readouterr().out
+    assert main([*args, *extra, "--json", "-"]) == 0
+    return text, json.loads(capsys.readouterr().out)
+
+
+def _recommended(text: str) -> str:
+    line = next(line for line in text.splitlines() if line.startswith("recommended: rewrite to "))
+    return line.removeprefix("recommended: rewrite to ").split(" ")[0]
+
+
+def test_targets_within_the_models_error_are_a_tie():
+    table = pd.DataFrame(
+        {
+            "format": "iceberg",
+            "layout": ["rewrite_1mb"] * 2 + ["rewrite_8mb"] * 2 + ["rewrite_32mb"] * 2,
+            "target_bytes": [2**20] * 2 + [8 * 2**20] * 2 + [32 * 2**20] * 2,
+            "manifests": [1203] * 2 + [151] * 2 + [38] * 2,
+            "entries_per_manifest": [1497.0] * 2 + [11983.0] * 2 + [47935.0] * 2,
+            "window": ["1d", "30d"] * 3,
+            "predicted_ms": [100.0, 1900.0, 300.0, 1800.0, 900.0, 2100.0],
+        }
+    )
+    rec = recommend(table, tolerance=0.10)  # 1,000 and 1,050 ms a query: 5% apart; 1,500: 50%
+    assert (rec["target"], rec["ties"], rec["per_target"]["1MB"]) == ("1MB", ["8MB"], 1000.0)
+    line = tie_line(rec, "10%")
+    assert "tie: 1MB and 8MB are a tie within the model's error (10%): pick by maintenance cost" in line
+    assert recommend(table, tolerance=0.01)["ties"] == []
+    assert "ties not judged" in tie_line(recommend(table, tolerance=None), "")
+
+
+def test_the_reference_runs_tie_is_said_in_text_and_json(tmp_path, capsys):
+    out = tmp_path / "tie.json"
+    args = ["--files", "5e6", "--days", "365", "--windows", "1d,30d", "--results", str(REFERENCE)]
+    assert main([*args, "--reference", str(REFERENCE), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert data["recommendation"]["target"] == "4MB" and data["tie"][:2] == ["4MB", "2MB"]
+    said = ", ".join(data["tie"][:-1]) + " and " + data["tie"][-1]
+    assert f"tie: {said} are a tie within the model's error (median absolute out-of-sample error " in printed
+    assert 0 < data["recommendation"]["tolerance"] < 0.5
+    assert "coverage of the 95% interval, measured out of sample" in printed
+    assert "windows: 1d 50%, 30d 50% (equal weights: no --mix given)" in printed
+    assert "entry bytes: 700 (median of the fitted run's states.csv, as ingested)" in printed
+
+
+def test_a_table_beyond_the_fitted_states_says_so(run_data, tmp_path, capsys):
+    write_run(tmp_path / "results", *run_data)
+    inside, data = _predicted(tmp_path / "results", capsys, "--windows", "1d")
+    assert "outside the fitted range" not in inside and data["outside_fitted_range"] is None
+    beyond, data = _predicted(tmp_path / "results", capsys, "--windows", "1d", "--files", "2e7")
+    said = "outside the fitted range: 20,000,000 data files (fitted 200,000 to 10,000,000)"
+    assert said in beyond and data["outside_fitted_range"].startswith("20,000,000 data files")
+
+
+def test_the_mix_moves_the_recommendation(run_data, tmp_path, capsys):
+    write_run(tmp_path / "results", *run_data)
+    short, short_data = _predicted(tmp_path / "results", capsys, "--mix", "1d=0.9,30d=0.1")
+    wide, wide_data = _predicted(tmp_path / "results", capsys, "--mix", "1d=0.1,30d=0.9")
+    assert (_recommended(short), _recommended(wide)) == ("1MB", "8MB")
+    assert "windows: 1d 90%, 30d 10% (the --mix given)" in short
+    assert short_data["table"]["windows"] == ["1d", "30d"] and wide_data["table"]["mix"] == {
+        "1d": 0.1,
+        "30d": 0.9,
+    }
+
+
+def test_json_carries_the_texts_recommendation(run_data, tmp_path, capsys):
+    write_run(tmp_path / "results", *run_data)
+    text, data = _predicted(tmp_path / "results", capsys, "--windows", "1d,30d")
+    rec = data["recommendation"]
+    assert _recommended(text) == rec["target"]
+    assert f"{rec['manifests']:,} manifests of {rec['entries_per_manifest']:,.0f} entries" in text
+    assert data["assumptions"]["threads"] == THREADS and data["coverage"][0]["set"] == "held_out"
