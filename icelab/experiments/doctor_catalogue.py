@@ -96,7 +96,7 @@ SHAPES: list[Shape] = [
     Shape(
         "merged_by_default",
         "spark-sql",
-        _spark(shapes.merged_by_default, appends=(105, 12), min_count=(0, 4)),
+        _spark(shapes.merged_by_default, appends=(100, 12), min_count=(0, 4)),
         *HEALTHY,
         "many appends with Iceberg's default manifest merging (tiny: min-count-to-merge 4, not 100)",
     ),
