@@ -89,7 +89,7 @@ def merged_by_default(
     catalog: str,
     warehouse: Path,
     name: str,
-    appends: int = 105,
+    appends: int = 100,
     min_count: int | None = None,
 ) -> Path:
     """`appends` inserts with Iceberg's default manifest merging on (it merges once a snapshot
