@@ -47,6 +47,7 @@ class Scratch:
     tiny: bool
 
     def sized(self, full: int, tiny: int) -> int:
+        """The full size, or the tests' tiny one."""
         return tiny if self.tiny else full
 
 
@@ -63,21 +64,24 @@ class Shape:
     about: str
 
 
-def _spark(builder: Callable[..., Any], **sizes: tuple[int, int]) -> Callable[[Scratch, str], Path]:
-    """A Spark SQL builder of `icelab.datagen.shapes`, its sizes (full, tiny) chosen by the scratch."""
+def _built(builder: Callable[..., Any], by_spark: bool, sizes: dict[str, tuple[int, int]]) -> Callable:
+    """A shape builder called with its sizes (full, tiny) chosen by the scratch: a Spark SQL one
+    of `icelab.datagen.shapes` in CATALOG, else a pyiceberg one under `<warehouse>/pyiceberg`."""
 
-    def build(s: Scratch, name: str) -> Path:
-        found = builder(s.spark, CATALOG, s.warehouse, name, **{k: s.sized(*v) for k, v in sizes.items()})
-        return found[0] if isinstance(found, tuple) else found
-
-    return build
-
-
-def _pyiceberg(builder: Callable[..., str], **sizes: tuple[int, int]) -> Callable[[Scratch, str], str]:
-    def build(s: Scratch, name: str) -> str:
-        return builder(s.warehouse / "pyiceberg", name, **{k: s.sized(*v) for k, v in sizes.items()})
+    def build(s: Scratch, name: str) -> Path | str:
+        where = (s.spark, CATALOG, s.warehouse) if by_spark else (s.warehouse / "pyiceberg",)
+        found = builder(*where, name, **{k: s.sized(*v) for k, v in sizes.items()})
+        return found[0] if isinstance(found, tuple) else found  # (directory, file removed): broken
 
     return build
+
+
+def _spark(builder: Callable[..., Any], **sizes: tuple[int, int]) -> Callable[[Scratch, str], Path | str]:
+    return _built(builder, True, sizes)
+
+
+def _pyiceberg(builder: Callable[..., str], **sizes: tuple[int, int]) -> Callable[[Scratch, str], Path | str]:
+    return _built(builder, False, sizes)
 
 
 HEALTHY = ("healthy", 0, "none")
@@ -180,6 +184,7 @@ def _reads(windows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _action(d: Diagnosis) -> str:
+    """What `--apply` would run on the table as first read."""
     return "+".join(d.first.advice.actions) or "none"
 
 
