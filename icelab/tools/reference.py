@@ -35,6 +35,7 @@ KEEP = (
     "report.json",
     "timeline.parquet",  # snapshot_expiry
     "expiry.json",
+    "catalogue.json",  # doctor_catalogue
 )
 MAX_BYTES = 2 * 1024 * 1024
 

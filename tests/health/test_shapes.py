@@ -1,4 +1,4 @@
-"""`icelab doctor` on table shapes plain Spark SQL wrote (tests/health/shapes.py): a broken table
+"""`icelab doctor` on table shapes plain Spark SQL wrote (icelab/datagen/shapes.py): a broken table
 (a manifest deleted, a metadata.json cut short) is its own outcome; merge-on-read position
 deletes and format v3 deletion vectors are counted as what they are, with their advice; orphaned
 metadata is reported with its bytes; several tables are checked in one run."""
@@ -15,9 +15,9 @@ import pytest
 
 from icelab.core import storage
 from icelab.core.session import register_iceberg_catalog
+from icelab.datagen import shapes
 from icelab.tools.doctor import main as doctor_main
 from tests.conftest import SHRINK
-from tests.health import shapes
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG = "shapes_t"

@@ -152,6 +152,15 @@ class DoctorConfig(_Strict):
         return self.rules if self.rules is not None else manifest_health_rules()
 
 
+class CatalogueConfig(_Strict):
+    """The `experiment` section of `doctor_catalogue`."""
+
+    name: str = Field(min_length=1)
+    task: Literal["doctor_catalogue"]
+    windows: list[WindowName] = Field(min_length=1, description="windows the doctor predicts planning for")
+    tiny: bool = Field(description="fewer appends per shape (the tests' sizes); the verdicts stay the same")
+
+
 class ExpiryConfig(_Strict):
     """The `experiment` section of `snapshot_expiry`."""
 
@@ -202,5 +211,6 @@ planning_config = _section_loader(PlanningConfig)
 canonical_config = _section_loader(CanonicalConfig)
 health_config = _section_loader(HealthConfig)
 doctor_config = _section_loader(DoctorConfig)
+catalogue_config = _section_loader(CatalogueConfig)
 expiry_config = _section_loader(ExpiryConfig)
 schema_evolution_config = _section_loader(SchemaEvolutionConfig)

@@ -1,5 +1,5 @@
-"""The generated blocks of docs/doctor.md: the doctor against `manifest_health` at medium, and
-the time to a report per table size.
+"""The generated blocks of docs/doctor.md: the doctor against `manifest_health` at medium, the
+time to a report per table size, and the shape catalogue.
 
 Figures come from the `doctor` reference runs and the newest `manifest_health` reference run
 (`icelab.analysis.doctor_reports`). Sizes are decimal (an MB is 1,000,000 bytes).
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from icelab.analysis import doctor_reports
+from icelab.analysis import doctor_catalogue, doctor_reports
 from icelab.core.runs import Run, find_runs
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import provenance, reference_run
@@ -54,7 +54,20 @@ def readers(results: Path) -> str:
     )
 
 
+def catalogue(results: Path) -> str:
+    """The newest doctor_catalogue reference run: per table shape, the doctor's verdict and action,
+    and planning after the action as predicted and as measured on the copy."""
+    run = reference_run(results, "doctor_catalogue")
+    return render(
+        "doctor/catalogue.md.j2",
+        rows=doctor_catalogue.rows(run),
+        provenance=provenance(run),
+        tiny=doctor_catalogue.catalogue(run)["tiny"],
+    )
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "doctor-vs-health": against_health,
     "doctor-readers": readers,
+    "doctor-catalogue": catalogue,
 }

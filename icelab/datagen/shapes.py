@@ -1,4 +1,5 @@
-"""Iceberg table shapes written by plain Spark SQL (not icelab's generator), for the doctor's tests.
+"""Iceberg table shapes written by plain Spark SQL (not icelab's generator), for the doctor's
+catalogue (`experiment=doctor_catalogue`) and tests.
 
 Each builder creates `<catalog>.db.<name>` in a Hadoop catalog the caller registered, with a few
 hundred rows over a few days, and returns the table's directory. A shape catalogue grows by adding
@@ -26,24 +27,34 @@ def metadata_listing(warehouse: Path, name: str) -> list[tuple[str, int]]:
     return sorted((p.name, p.stat().st_size) for p in meta.iterdir())
 
 
-def create(spark: SparkSession, catalog: str, name: str, properties: dict[str, str] | None = None) -> str:
-    """`CREATE TABLE` partitioned by day, with the given table properties; its SQL name."""
+def create(
+    spark: SparkSession,
+    catalog: str,
+    name: str,
+    properties: dict[str, str] | None = None,
+    partitioned_by: str | None = "days(ts)",
+    columns: str = COLUMNS,
+) -> str:
+    """`CREATE TABLE` (partitioned by day unless told otherwise, None: unpartitioned), with the
+    given table properties; its SQL name."""
     table = f"{catalog}.db.{name}"
     spark.sql(f"DROP TABLE IF EXISTS {table}")
     props = ", ".join(f"'{k}'='{v}'" for k, v in (properties or {}).items())
     spark.sql(
-        f"CREATE TABLE {table} ({COLUMNS}) USING iceberg PARTITIONED BY (days(ts))"
+        f"CREATE TABLE {table} ({columns}) USING iceberg"
+        + (f" PARTITIONED BY ({partitioned_by})" if partitioned_by else "")
         + (f" TBLPROPERTIES ({props})" if props else "")
     )
     return table
 
 
-def append(spark: SparkSession, table: str, first_id: int, rows: int, days: int) -> None:
-    """One `INSERT INTO`: `rows` rows spread over `days` days from START, one commit."""
+def append(spark: SparkSession, table: str, first_id: int, rows: int, days: int, extra: str = "") -> None:
+    """One `INSERT INTO`: `rows` rows spread over `days` days from START, one commit (`extra`:
+    further column expressions over `id`)."""
     start = dt.datetime.combine(START, dt.time(), tzinfo=dt.timezone.utc).timestamp()
     spark.sql(
         f"INSERT INTO {table} SELECT id, timestamp_seconds({int(start)} + (id % {days}) * 86400 + id), "
-        f"concat('v', id) FROM range({first_id}, {first_id + rows})"
+        f"concat('v', id){extra} FROM range({first_id}, {first_id + rows})"
     )
 
 
@@ -61,6 +72,70 @@ def fragmented(
 def one_append(spark: SparkSession, catalog: str, warehouse: Path, name: str) -> Path:
     """A single insert: one manifest."""
     append(spark, create(spark, catalog, name), 0, 50, 5)
+    return table_dir(warehouse, name)
+
+
+def unpartitioned(spark: SparkSession, catalog: str, warehouse: Path, name: str, appends: int = 20) -> Path:
+    """`appends` inserts into a table with no partition spec: one manifest per append (merging
+    off), every one of them read by any query."""
+    table = create(spark, catalog, name, {"commit.manifest-merge.enabled": "false"}, partitioned_by=None)
+    for j in range(appends):
+        append(spark, table, j * 10, 10, 5)
+    return table_dir(warehouse, name)
+
+
+def merged_by_default(
+    spark: SparkSession,
+    catalog: str,
+    warehouse: Path,
+    name: str,
+    appends: int = 100,
+    min_count: int | None = None,
+) -> Path:
+    """`appends` inserts with Iceberg's default manifest merging on (it merges once a snapshot
+    would hold `commit.manifest.min-count-to-merge` manifests, 100 by default; `min_count` sets it
+    lower so a few appends show the same layout)."""
+    props = {"commit.manifest.min-count-to-merge": str(min_count)} if min_count else {}
+    table = create(spark, catalog, name, props)
+    for j in range(appends):
+        append(spark, table, j * 10, 10, 5)
+    return table_dir(warehouse, name)
+
+
+def bulk_load(spark: SparkSession, catalog: str, warehouse: Path, name: str, days: int = 60) -> Path:
+    """One insert of 5 rows a day over `days` days: one manifest that every window opens."""
+    append(spark, create(spark, catalog, name), 0, 5 * days, days)
+    return table_dir(warehouse, name)
+
+
+def spec_evolved(spark: SparkSession, catalog: str, warehouse: Path, name: str, appends: int = 4) -> Path:
+    """Appends under `days(ts)`, then `ALTER TABLE ... REPLACE PARTITION FIELD` to `hours(ts)` and
+    as many appends again: data manifests of two specs."""
+    table = create(spark, catalog, name, {"commit.manifest-merge.enabled": "false"})
+    for j in range(appends):
+        append(spark, table, j * 100, 50, 5)
+    spark.sql(f"ALTER TABLE {table} REPLACE PARTITION FIELD days(ts) WITH hours(ts)")
+    for j in range(appends, 2 * appends):
+        append(spark, table, j * 100, 50, 5)
+    return table_dir(warehouse, name)
+
+
+def rewritten(spark: SparkSession, catalog: str, warehouse: Path, name: str) -> Path:
+    """A fragmented table right after `CALL system.rewrite_manifests`."""
+    where = fragmented(spark, catalog, warehouse, name)
+    spark.sql(f"CALL {catalog}.system.rewrite_manifests(table => 'db.{name}')").collect()
+    return where
+
+
+def identity_and_time(
+    spark: SparkSession, catalog: str, warehouse: Path, name: str, appends: int = 6, days: int = 5
+) -> Path:
+    """Partitioned by an identity column and day (`region, days(ts)`), `appends` inserts over
+    every region and day with merging off."""
+    props = {"commit.manifest-merge.enabled": "false"}
+    table = create(spark, catalog, name, props, "region, days(ts)", f"{COLUMNS}, region string")
+    for j in range(appends):
+        append(spark, table, j * 100, 60, days, extra=", concat('r', id % 3)")
     return table_dir(warehouse, name)
 
 
@@ -115,8 +190,7 @@ def expired_keeping_files(spark: SparkSession, catalog: str, warehouse: Path, na
     """A fragmented table after `rewrite_manifests`, then snapshot expiry that leaves the expired
     snapshots' files in place (as an expiry with file cleanup off, pyiceberg's, or one that
     failed before deleting does): the old manifests and manifest lists are orphans."""
-    where = fragmented(spark, catalog, warehouse, name)
-    spark.sql(f"CALL {catalog}.system.rewrite_manifests(table => 'db.{name}')").collect()
+    where = rewritten(spark, catalog, warehouse, name)
     jvm = spark.sparkContext._jvm
     table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
         spark._jsparkSession, f"{catalog}.db.{name}"

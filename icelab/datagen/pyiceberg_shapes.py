@@ -1,0 +1,68 @@
+"""Iceberg table shapes written by pyiceberg (no JVM): a SQL catalog on SQLite and a local
+warehouse, so the doctor reads metadata a writer other than Spark produced, by its metadata.json."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table import Table
+from pyiceberg.transforms import DayTransform
+from pyiceberg.types import LongType, NestedField, StringType, TimestampType
+
+from icelab.datagen.shapes import START
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=False),
+    NestedField(2, "ts", TimestampType(), required=False),
+    NestedField(3, "v", StringType(), required=False),
+)
+BY_DAY = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"))
+
+
+def catalog(warehouse: Path) -> SqlCatalog:
+    """A pyiceberg SQL catalog whose database and tables live under `warehouse`."""
+    warehouse.mkdir(parents=True, exist_ok=True)
+    return SqlCatalog(
+        "shapes", uri=f"sqlite:///{warehouse / 'catalog.db'}", warehouse=warehouse.resolve().as_uri()
+    )
+
+
+def _create(cat: SqlCatalog, name: str, properties: dict[str, str] | None = None) -> Table:
+    cat.create_namespace_if_not_exists("db")
+    if cat.table_exists(f"db.{name}"):
+        cat.drop_table(f"db.{name}")
+    return cat.create_table(f"db.{name}", SCHEMA, partition_spec=BY_DAY, properties=properties or {})
+
+
+def _rows(first_id: int, rows: int, days: int) -> pa.Table:
+    """`rows` rows spread over `days` days from START, as `shapes.append` writes them."""
+    start = dt.datetime.combine(START, dt.time())
+    ids = list(range(first_id, first_id + rows))
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "ts": pa.array([start + dt.timedelta(days=i % days, seconds=i) for i in ids], pa.timestamp("us")),
+            "v": pa.array([f"v{i}" for i in ids], pa.string()),
+        }
+    )
+
+
+def fragmented(warehouse: Path, name: str, appends: int = 6, days: int = 5) -> str:
+    """`appends` appends over every day each (pyiceberg's fast append: a manifest per commit);
+    the table's current metadata.json."""
+    table = _create(catalog(warehouse), name)
+    for j in range(appends):
+        table.append(_rows(j * 100, 50, days))
+    return table.metadata_location
+
+
+def bulk_load(warehouse: Path, name: str, days: int = 60) -> str:
+    """One append of 5 rows a day over `days` days; the table's current metadata.json."""
+    table = _create(catalog(warehouse), name)
+    table.append(_rows(0, 5 * days, days))
+    return table.metadata_location

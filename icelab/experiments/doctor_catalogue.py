@@ -1,0 +1,305 @@
+"""Task `doctor_catalogue`: the doctor on a catalogue of table shapes other writers made
+(`python run.py experiment=doctor_catalogue`).
+
+Every shape is built in a scratch warehouse by plain Spark SQL (`icelab.datagen.shapes`) or by
+pyiceberg (`icelab.datagen.pyiceberg_shapes`), checked by the doctor (a dry run), and where it
+advises a rewrite, the advice is applied to a copy and the copy checked again. Each shape
+declares the verdict, exit code and action it expects; the run fails if any differs, or if an
+apply left a window reading more manifests than before. Result: catalogue.json (one row per
+shape) in results/runs/doctor_catalogue/<run_id>/.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+from pyspark.sql import SparkSession
+
+from icelab.bench.context import open_context
+from icelab.core import run_state, storage
+from icelab.core.config import EngineConfig, catalogue_config, manifest_health_rules
+from icelab.core.provenance import REPO
+from icelab.core.results import write_json
+from icelab.core.session import register_iceberg_catalog
+from icelab.datagen import pyiceberg_shapes, shapes
+from icelab.health.broken import EXIT_BROKEN, BrokenTable
+from icelab.health.check import Policy
+from icelab.health.diagnosis import Diagnosis, diagnose
+from icelab.health.forecast import PlanningModel, fitted
+from icelab.health.source import resolve
+
+CATALOG = "catalogue"
+REWRITE = "rewrite_manifests"
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """Where the shapes are built: a Spark session with a Hadoop catalog on `warehouse`."""
+
+    spark: SparkSession
+    warehouse: Path
+    tiny: bool
+
+    def sized(self, full: int, tiny: int) -> int:
+        """The full size, or the tests' tiny one."""
+        return tiny if self.tiny else full
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One table shape, how it is written, and what the doctor should say of it."""
+
+    name: str
+    writer: str  # spark-sql | pyiceberg
+    build: Callable[[Scratch, str], Path | str]  # (scratch, name) -> table directory or metadata.json
+    verdict: str
+    exit_code: int
+    action: str  # what --apply runs ("+"-joined), or "none"
+    about: str
+
+
+def _built(builder: Callable[..., Any], by_spark: bool, sizes: dict[str, tuple[int, int]]) -> Callable:
+    """A shape builder called with its sizes (full, tiny) chosen by the scratch: a Spark SQL one
+    of `icelab.datagen.shapes` in CATALOG, else a pyiceberg one under `<warehouse>/pyiceberg`."""
+
+    def build(s: Scratch, name: str) -> Path | str:
+        where = (s.spark, CATALOG, s.warehouse) if by_spark else (s.warehouse / "pyiceberg",)
+        found = builder(*where, name, **{k: s.sized(*v) for k, v in sizes.items()})
+        return found[0] if isinstance(found, tuple) else found  # (directory, file removed): broken
+
+    return build
+
+
+def _spark(builder: Callable[..., Any], **sizes: tuple[int, int]) -> Callable[[Scratch, str], Path | str]:
+    return _built(builder, True, sizes)
+
+
+def _pyiceberg(builder: Callable[..., str], **sizes: tuple[int, int]) -> Callable[[Scratch, str], Path | str]:
+    return _built(builder, False, sizes)
+
+
+HEALTHY = ("healthy", 0, "none")
+REWRITE_ADVISED = ("rewrite needed", 1, REWRITE)
+BROKEN = ("broken", EXIT_BROKEN, "none")
+
+# Each shape with what the doctor should say of it: (verdict, exit code, action).
+SHAPES: list[Shape] = [
+    Shape(
+        "fragmented",
+        "spark-sql",
+        _spark(shapes.fragmented, appends=(12, 6), days=(30, 5)),
+        *REWRITE_ADVISED,
+        "appends over every day with merging off: a manifest per append, each spanning every day",
+    ),
+    Shape(
+        "merged_by_default",
+        "spark-sql",
+        _spark(shapes.merged_by_default, appends=(100, 12), min_count=(0, 4)),
+        *HEALTHY,
+        "many appends with Iceberg's default manifest merging (tiny: min-count-to-merge 4, not 100)",
+    ),
+    Shape(
+        "unpartitioned",
+        "spark-sql",
+        _spark(shapes.unpartitioned, appends=(20, 8)),
+        *HEALTHY,
+        "appends to a table without a partition spec",
+    ),
+    Shape(
+        "bulk_load",
+        "spark-sql",
+        _spark(shapes.bulk_load, days=(60, 20)),
+        *HEALTHY,
+        "one insert over many days",
+    ),
+    Shape(
+        "spec_evolved",
+        "spark-sql",
+        _spark(shapes.spec_evolved, appends=(3, 3)),
+        *HEALTHY,
+        "appends under days(ts), then hours(ts): rewrite_manifests rewrites only the new spec's",
+    ),
+    Shape(
+        "rewritten",
+        "spark-sql",
+        _spark(shapes.rewritten),
+        *HEALTHY,
+        "a fragmented table after rewrite_manifests",
+    ),
+    Shape(
+        "expired_orphans",
+        "spark-sql",
+        _spark(shapes.expired_keeping_files),
+        *HEALTHY,
+        "rewritten, then expired without deleting files: orphaned manifests and lists",
+    ),
+    Shape(
+        "merge_on_read",
+        "spark-sql",
+        _spark(shapes.merge_on_read),
+        *HEALTHY,
+        "two inserts, then DELETE under write.delete.mode=merge-on-read (v2 position deletes)",
+    ),
+    Shape(
+        "deletion_vectors",
+        "spark-sql",
+        _spark(shapes.merge_on_read, format_version=(3, 3)),
+        *HEALTHY,
+        "the same at format v3: deletion vectors",
+    ),
+    Shape(
+        "identity_and_time",
+        "spark-sql",
+        _spark(shapes.identity_and_time, appends=(12, 6)),
+        *REWRITE_ADVISED,
+        "partitioned by an identity column and day, appends over every region and day",
+    ),
+    Shape("broken", "spark-sql", _spark(shapes.missing_manifest), *BROKEN, "one current manifest deleted"),
+    Shape(
+        "pyiceberg_fragmented",
+        "pyiceberg",
+        _pyiceberg(pyiceberg_shapes.fragmented, appends=(12, 6), days=(30, 5)),
+        *REWRITE_ADVISED,
+        "pyiceberg appends over every day: a manifest per append",
+    ),
+    Shape(
+        "pyiceberg_bulk_load",
+        "pyiceberg",
+        _pyiceberg(pyiceberg_shapes.bulk_load, days=(60, 20)),
+        *HEALTHY,
+        "one pyiceberg append over many days",
+    ),
+]
+
+
+def _reads(windows: list[dict[str, Any]]) -> dict[str, int]:
+    """Manifests (data and delete) each window's planning opens."""
+    return {w["window"]: int(w["manifests"]) + int(w.get("delete_manifests") or 0) for w in windows}
+
+
+def _action(d: Diagnosis) -> str:
+    """What `--apply` would run on the table as first read."""
+    return "+".join(d.first.advice.actions) or "none"
+
+
+def check_shape(
+    scratch: Scratch, engine: EngineConfig, shape: Shape, policy: Policy, model: PlanningModel | None
+) -> dict[str, Any]:
+    """Build one shape, check it (dry run), and apply a rewrite it advises to a copy; its row."""
+    t0 = time.perf_counter()
+    table = str(shape.build(scratch, shape.name))
+    row: dict[str, Any] = {
+        "shape": shape.name,
+        "writer": shape.writer,
+        "about": shape.about,
+        "expected": {"verdict": shape.verdict, "exit_code": shape.exit_code, "action": shape.action},
+        "build_s": round(time.perf_counter() - t0, 2),
+        "review": [],
+        "before": {},
+        "after": {},
+        "planning": [],
+        "apply_s": None,
+        "applied": False,
+        "worse": False,
+    }
+    t0 = time.perf_counter()
+    try:
+        dry = diagnose(scratch.spark, engine, resolve(table), policy, model)
+    except BrokenTable as exc:
+        return (
+            row
+            | {"verdict": "broken", "exit_code": EXIT_BROKEN, "action": "none", "why": str(exc)}
+            | {"check_s": round(time.perf_counter() - t0, 2)}
+        )
+    row |= {
+        "check_s": round(time.perf_counter() - t0, 2),
+        "verdict": dry.first.advice.verdict,
+        "exit_code": dry.exit_code,
+        "action": _action(dry),
+        "why": dry.first.advice.why,
+        "review": [s.action for s in dry.first.advice.statements if not s.applies],
+        "before": _reads(dry.first.health.windows),
+    }
+    if REWRITE in dry.first.advice.actions:
+        t0 = time.perf_counter()
+        copies = scratch.warehouse / "copies"
+        done = diagnose(scratch.spark, engine, resolve(table), policy, model, apply=True, copy_to=str(copies))
+        row |= {
+            "apply_s": round(time.perf_counter() - t0, 2),
+            "applied": True,
+            "after": _reads(done.last.health.windows),
+            "planning": done.before_after(),
+            "after_verdict": done.last.advice.verdict,
+        }
+        row["worse"] = done.worse or any(row["after"][w] > n for w, n in row["before"].items())
+    return row
+
+
+def problems(rows: list[dict[str, Any]]) -> list[str]:
+    """Every expectation a row missed, and every apply that left a window reading more manifests."""
+    found = []
+    for r in rows:
+        got = {k: r[k] for k in r["expected"]}
+        if got != r["expected"]:
+            found.append(f"{r['shape']}: expected {r['expected']}, the doctor gave {got} ({r['why']})")
+        if r["worse"]:
+            found.append(
+                f"{r['shape']}: --apply left a window worse: before {r['before']}, after {r['after']}"
+            )
+    return found
+
+
+def check_catalogue(
+    spark: SparkSession,
+    engine: EngineConfig,
+    warehouse: Path,
+    policy: Policy,
+    model: PlanningModel | None,
+    tiny: bool,
+    shapes_run: tuple[Shape, ...] | list[Shape] = (),
+) -> list[dict[str, Any]]:
+    """Every shape built under `warehouse` (a Hadoop catalog CATALOG is registered on it) and checked."""
+    register_iceberg_catalog(spark, CATALOG, storage.to_uri(str(warehouse)), engine)
+    scratch = Scratch(spark, warehouse, tiny)
+    return [check_shape(scratch, engine, s, policy, model) for s in (shapes_run or SHAPES)]
+
+
+def table_text(rows: list[dict[str, Any]]) -> str:
+    """The catalogue as the console shows it: one line per shape."""
+    lines = [f"{'shape':<22} {'writer':<9} {'verdict':<15} exit {'action':<18} reads before -> after"]
+    for r in rows:
+        change = f"{r['before']} -> {r['after']}" if r["applied"] else str(r["before"])
+        head = f"{r['shape']:<22} {r['writer']:<9} {r['verdict']:<15} {r['exit_code']:>4}"
+        lines.append(f"{head} {r['action']:<18} {change}")
+    return "\n".join(lines)
+
+
+@run_state.tracked
+def run(cfg: DictConfig) -> list[dict[str, Any]]:
+    """Build and check the whole catalogue in a scratch warehouse; store catalogue.json.
+
+    Raises:
+        RuntimeError: a verdict, exit code or action differs from the expected one, or an apply
+            left a window reading more manifests (the run is stored first, marked failed).
+    """
+    ccfg = catalogue_config(cfg)
+    ctx = open_context(cfg, data=False)
+    results = Path(ctx.paths.results_dir)
+    model = fitted([results, REPO / "results"])
+    policy = Policy(rules=manifest_health_rules(), windows=tuple(ccfg.windows))
+    run_dir = ctx.new_run(ccfg.name)
+    with tempfile.TemporaryDirectory(prefix="doctor-catalogue-") as scratch:
+        rows = check_catalogue(ctx.spark, ctx.engine, Path(scratch), policy, model, ccfg.tiny)
+    found = problems(rows)
+    write_json(run_dir / "catalogue.json", {"tiny": ccfg.tiny, "shapes": rows, "problems": found})
+    print(table_text(rows))
+    print(f"results: {run_dir}")
+    if found:
+        raise RuntimeError("doctor catalogue: " + "; ".join(found))
+    return rows
