@@ -32,4 +32,5 @@ commands (which draw and print what is computed here); it never starts Spark.
     schema_records    what a schema_evolution run's records show: field ids, rejections, hazards
     scale_states      a metadata_scale run's figures: states, cells, planning modes, anchors
     fault_runs        the stored fault runs: what each injected fault did to its run
+    shape_catalogue   a stored doctor_catalogue run: per table shape, verdict, action, before and after
 """

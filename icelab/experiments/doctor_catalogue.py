@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
@@ -76,106 +77,24 @@ def _built(builder: Callable[..., Any], by_spark: bool, sizes: dict[str, tuple[i
     return build
 
 
-def _spark(builder: Callable[..., Any], **sizes: tuple[int, int]) -> Callable[[Scratch, str], Path | str]:
-    return _built(builder, True, sizes)
-
-
-def _pyiceberg(builder: Callable[..., str], **sizes: tuple[int, int]) -> Callable[[Scratch, str], Path | str]:
-    return _built(builder, False, sizes)
-
-
 HEALTHY = ("healthy", 0, "none")
 REWRITE_ADVISED = ("rewrite needed", 1, REWRITE)
 BROKEN = ("broken", EXIT_BROKEN, "none")
 
-# Each shape with what the doctor should say of it: (verdict, exit code, action).
-SHAPES: list[Shape] = [
-    Shape(
-        "fragmented",
-        "spark-sql",
-        _spark(shapes.fragmented, appends=(12, 6), days=(30, 5)),
-        *REWRITE_ADVISED,
-        "appends over every day with merging off: a manifest per append, each spanning every day",
-    ),
-    Shape(
-        "merged_by_default",
-        "spark-sql",
-        _spark(shapes.merged_by_default, appends=(100, 12), min_count=(0, 4)),
-        *HEALTHY,
-        "many appends with Iceberg's default manifest merging (tiny: min-count-to-merge 4, not 100)",
-    ),
-    Shape(
-        "unpartitioned",
-        "spark-sql",
-        _spark(shapes.unpartitioned, appends=(20, 8)),
-        *HEALTHY,
-        "appends to a table without a partition spec",
-    ),
-    Shape(
-        "bulk_load",
-        "spark-sql",
-        _spark(shapes.bulk_load, days=(60, 20)),
-        *HEALTHY,
-        "one insert over many days",
-    ),
-    Shape(
-        "spec_evolved",
-        "spark-sql",
-        _spark(shapes.spec_evolved, appends=(3, 3)),
-        *HEALTHY,
-        "appends under days(ts), then hours(ts): rewrite_manifests rewrites only the new spec's",
-    ),
-    Shape(
-        "rewritten",
-        "spark-sql",
-        _spark(shapes.rewritten),
-        *HEALTHY,
-        "a fragmented table after rewrite_manifests",
-    ),
-    Shape(
-        "expired_orphans",
-        "spark-sql",
-        _spark(shapes.expired_keeping_files),
-        *HEALTHY,
-        "rewritten, then expired without deleting files: orphaned manifests and lists",
-    ),
-    Shape(
-        "merge_on_read",
-        "spark-sql",
-        _spark(shapes.merge_on_read),
-        *HEALTHY,
-        "two inserts, then DELETE under write.delete.mode=merge-on-read (v2 position deletes)",
-    ),
-    Shape(
-        "deletion_vectors",
-        "spark-sql",
-        _spark(shapes.merge_on_read, format_version=(3, 3)),
-        *HEALTHY,
-        "the same at format v3: deletion vectors",
-    ),
-    Shape(
-        "identity_and_time",
-        "spark-sql",
-        _spark(shapes.identity_and_time, appends=(12, 6)),
-        *REWRITE_ADVISED,
-        "partitioned by an identity column and day, appends over every region and day",
-    ),
-    Shape("broken", "spark-sql", _spark(shapes.missing_manifest), *BROKEN, "one current manifest deleted"),
-    Shape(
-        "pyiceberg_fragmented",
-        "pyiceberg",
-        _pyiceberg(pyiceberg_shapes.fragmented, appends=(12, 6), days=(30, 5)),
-        *REWRITE_ADVISED,
-        "pyiceberg appends over every day: a manifest per append",
-    ),
-    Shape(
-        "pyiceberg_bulk_load",
-        "pyiceberg",
-        _pyiceberg(pyiceberg_shapes.bulk_load, days=(60, 20)),
-        *HEALTHY,
-        "one pyiceberg append over many days",
-    ),
-]
+# Each shape with what the doctor should say of it, from the catalogue beside this module.
+CATALOGUE = Path(__file__).with_name("doctor_catalogue.yaml")
+EXPECTED = {"healthy": HEALTHY, "rewrite": REWRITE_ADVISED, "broken": BROKEN}
+WRITERS = {"spark-sql": shapes, "pyiceberg": pyiceberg_shapes}
+
+
+def _shape(name: str, writer: str, builder: str, expect: str, about: str, sizes: dict | None = None) -> Shape:
+    """A catalogue entry as a Shape: its builder is the function of that name in its writer's module."""
+    sized = {k: (int(v[0]), int(v[1])) for k, v in (sizes or {}).items()}
+    build = _built(getattr(WRITERS[writer], builder), writer == "spark-sql", sized)
+    return Shape(name, writer, build, *EXPECTED[expect], about)
+
+
+SHAPES: list[Shape] = [_shape(**entry) for entry in yaml.safe_load(CATALOGUE.read_text())]
 
 
 def _reads(windows: list[dict[str, Any]]) -> dict[str, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from icelab.analysis import doctor_catalogue, doctor_reports
+from icelab.analysis import doctor_reports, shape_catalogue
 from icelab.core.runs import Run, find_runs
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import provenance, reference_run
@@ -60,9 +60,9 @@ def catalogue(results: Path) -> str:
     run = reference_run(results, "doctor_catalogue")
     return render(
         "doctor/catalogue.md.j2",
-        rows=doctor_catalogue.rows(run),
+        rows=shape_catalogue.rows(run),
         provenance=provenance(run),
-        tiny=doctor_catalogue.catalogue(run)["tiny"],
+        tiny=shape_catalogue.catalogue(run)["tiny"],
     )
 
 

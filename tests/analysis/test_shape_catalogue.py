@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from icelab.analysis.doctor_catalogue import planning_after, rows
+from icelab.analysis.shape_catalogue import planning_after, rows
 from icelab.core.runs import Run
 
 
