@@ -129,7 +129,9 @@ def example_block(results: Path) -> str:
     run = _run(results)
     out = io.StringIO()
     shown = ["--files", "5e6", "--days", "365", "--windows", "1d,30d"]
-    costmodel.run(costmodel.parser().parse_args([*shown, "--results", str(run.path)]), out=out)
+    # --reference: the held-out runs of this results directory, wherever `icelab docs` runs from.
+    args = [*shown, "--results", str(run.path), "--reference", str(results / "reference")]
+    costmodel.run(costmodel.parser().parse_args(args), out=out)
     text = out.getvalue().replace(str(run.path), f"results/reference/{EXPERIMENT}/{run.run_id}")
     return render("metadata/example.md.j2", args=shown, output=text.rstrip())
 
