@@ -19,6 +19,8 @@ def duration(run: Run) -> str:
     if run.experiment == "doctor":
         entries = json.loads((run.path / "report.json").read_text())["reader"]["entries"]
         dataset = f"{entries:,} entries"
+    if run.experiment == "doctor_catalogue":
+        dataset = f"{len(json.loads((run.path / 'catalogue.json').read_text())['shapes'])} table shapes"
     if run.experiment == "metadata_scale":
         files = state_files(run)
         dataset = f"{min(files):,} to {max(files):,} entries" if files else "no state"
