@@ -27,7 +27,7 @@ class FaultRun:
     case: str
     run: Run
     status: str
-    ended: str | None  # the one line an interrupted run ended with
+    ended: str | None  # the one line an interrupted run ended with, or a failed run's error
     rows: int
     marked: int
     faults: dict[str, int]  # marked rows per fault named in the `faults` column
@@ -52,6 +52,11 @@ def detect_seconds(measurements: pd.DataFrame, started_utc: str | None) -> float
     return float(waits.max().total_seconds()) if len(waits) else None
 
 
+def _first_line(error: str | None) -> str | None:
+    """A failed run's error as one line (run.json keeps its repr, Java's message first)."""
+    return error.replace("\\n", "\n").splitlines()[0].strip() if error else None
+
+
 def _faults(marked: pd.DataFrame) -> dict[str, int]:
     # `faults` reads `slowdown=1,stall=2` (the proxy's tally) or `outage`.
     named = marked["faults"].fillna("").str.split(",").explode().str.split("=").str[0].str.strip()
@@ -67,7 +72,7 @@ def read(case: str, run: Run) -> FaultRun:
         case=case,
         run=run,
         status=run.status,
-        ended=meta.get("ended"),
+        ended=meta.get("ended") or _first_line(meta.get("error")),
         rows=len(rows),
         marked=len(marked),
         faults=_faults(marked) if len(marked) else {},

@@ -48,3 +48,9 @@ def test_marked_rows_are_counted_per_fault_named():
 def test_a_case_without_a_stored_run_is_an_error(tmp_path):
     with pytest.raises(LookupError, match="store-slowdown"):
         fault_runs.fault_runs(tmp_path, ("store-slowdown",))
+
+
+def test_a_failed_run_is_told_by_the_first_line_of_its_error():
+    error = "Py4JJavaError('An error occurred while calling z:x.load.\\n', JavaObject id=o147)"
+    assert fault_runs._first_line(error) == "Py4JJavaError('An error occurred while calling z:x.load."
+    assert fault_runs._first_line(None) is None
