@@ -105,6 +105,11 @@ def session_conf(
         conf["spark.pyspark.python"] = cluster.python_exec()
         given = conf.get("spark.executor.extraJavaOptions", "")
         conf["spark.executor.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{LOG4J} {given}".strip()
+    if engine.isolate_workers:
+        # Every worker is 127.0.0.1, so an executor would read another's shuffle files straight from
+        # "its" disk; each sits in a mount namespace of its own, as on hosts of their own, so
+        # shuffle blocks must come over the network (engine.conf may still set it).
+        conf.setdefault("spark.shuffle.readHostLocalDisk", "false")
     return conf
 
 

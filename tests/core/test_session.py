@@ -66,6 +66,16 @@ def test_a_standalone_cluster_s_executors_log_and_run_python_as_the_driver(compo
     assert conf["spark.pyspark.python"] == sys.executable
 
 
+@pytest.mark.parametrize("isolated", [True, False])
+def test_isolated_workers_fetch_shuffle_blocks_over_the_network(compose_cfg, isolated):
+    """Workers in mount namespaces of their own cannot read each other's shuffle files from disk,
+    though all are 127.0.0.1 (a standalone run with two of them failed on a missing .index file)."""
+    isolate = f"engine.isolate_workers={str(isolated).lower()}"
+    engine = engine_config(compose_cfg("engine=standalone", "engine.master=null", isolate))
+    conf = session_conf(engine, "spark://127.0.0.1:7077")
+    assert conf.get("spark.shuffle.readHostLocalDisk") == ("false" if isolated else None)
+
+
 def test_a_second_session_in_one_process_refuses_other_jvm_settings(ctx, tiny_cfg, compose_cfg):
     """A multirun's next job shares the driver JVM: asking it for other driver flags is refused
     with the way out named, instead of measuring the first job's flags under the second's name."""
