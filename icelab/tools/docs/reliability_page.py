@@ -23,7 +23,6 @@ CASES = (
     "store-outage-gone",
     "worker-lost-survivor",
     "worker-lost-all",
-    "workers-isolated",
 )
 
 
