@@ -138,6 +138,12 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("results")
 
 
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """A results directory of the test module's own (a module may define its own `results`)."""
+    return tmp_path_factory.mktemp(f"{request.module.__name__.rsplit('.', 1)[-1]}-results")
+
+
 @pytest.fixture(scope="session")
 def compose_run(compose_cfg, data_dir: Path, results_dir: Path) -> Callable[..., DictConfig]:
     """Compose an experiment's config on tiny, writing under the tests' temporary directories."""

@@ -18,6 +18,7 @@ from icelab.core.session import register_iceberg_catalog
 from icelab.datagen import shapes
 from icelab.tools.doctor import main as doctor_main
 from tests.conftest import SHRINK
+from tests.warehouses import own_warehouse
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG = "shapes_t"
@@ -27,14 +28,7 @@ EXIT_BROKEN = 3
 @pytest.fixture(scope="module")
 def warehouse(ctx, tmp_path_factory) -> Path:
     """A Hadoop catalog of the tests' own, for tables icelab did not create."""
-    path = tmp_path_factory.mktemp("shapes-warehouse")
-    register_iceberg_catalog(ctx.spark, CATALOG, storage.to_uri(str(path)), ctx.engine)
-    return path
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("shapes-results")
+    return own_warehouse(ctx, tmp_path_factory, "shapes", CATALOG)
 
 
 def doctor(capsys, results: Path, *args: str) -> tuple[int, str, str]:

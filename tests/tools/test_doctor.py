@@ -21,11 +21,11 @@ from icelab.charts.report import key_ratios
 from icelab.core import storage
 from icelab.core.config import manifest_health_rules
 from icelab.core.runs import read_run
-from icelab.core.session import register_iceberg_catalog
 from icelab.experiments import doctor as doctor_experiment
 from icelab.experiments import manifest_health
 from icelab.tools.doctor import main as doctor_main
 from tests.conftest import SHRINK
+from tests.warehouses import own_warehouse
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG = "doctor_t"
@@ -43,14 +43,7 @@ START = dt.date(2026, 1, 1)
 @pytest.fixture(scope="module")
 def warehouse(ctx, tmp_path_factory) -> Path:
     """A Hadoop catalog of the tests' own, for tables icelab did not create."""
-    path = tmp_path_factory.mktemp("doctor-warehouse")
-    register_iceberg_catalog(ctx.spark, CATALOG, storage.to_uri(str(path)), ctx.engine)
-    return path
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("doctor-results")
+    return own_warehouse(ctx, tmp_path_factory, "doctor", CATALOG)
 
 
 def doctor(capsys, results: Path, *args: str) -> tuple[int, dict, Path, str]:

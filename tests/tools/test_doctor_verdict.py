@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from icelab.core import storage
-from icelab.core.session import register_iceberg_catalog
 from tests.tools.test_doctor import doctor
+from tests.warehouses import own_warehouse
 
 CATALOG = "verdict_t"
 TARGET = "commit.manifest.target-size-bytes"
@@ -19,14 +18,8 @@ DAY0 = 1_767_225_600  # 2026-01-01 00:00:00 UTC, in seconds
 
 @pytest.fixture(scope="module")
 def warehouse(ctx, tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("verdict-warehouse")
-    register_iceberg_catalog(ctx.spark, CATALOG, storage.to_uri(str(path)), ctx.engine)
-    return path
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("verdict-results")
+    """A Hadoop catalog of the tests' own, for tables icelab did not create."""
+    return own_warehouse(ctx, tmp_path_factory, "verdict", CATALOG)
 
 
 def _create(spark, name: str, partitioned: bool) -> str:
