@@ -15,6 +15,7 @@ import pytest
 from icelab.core.object_store.proxy import Dealer, DelayProxy, FaultPlan
 
 BODY = b"x" * (2 * 1024 * 1024)  # larger than the proxy's chunk: a reset lands mid-body
+ETAG = '"68b96eefbd55da727d01ba3b473c2f79"'
 
 
 class Server(ThreadingHTTPServer):
@@ -32,7 +33,9 @@ class Handler(BaseHTTPRequestHandler):
         self.server.seen += 1
         self.send_response(200)
         self.send_header("Content-Length", str(len(BODY)))
+        self.send_header("ETag", ETAG)
         self.end_headers()
+        time.sleep(0.05)  # the head goes alone, as RGW sends it: the proxy reads it as a chunk
         self.wfile.write(BODY)
 
     def log_message(self, *args) -> None:  # noqa: ANN002 (quiet)
@@ -84,6 +87,15 @@ def test_a_reset_cuts_the_response_part_way(through):
     # Or a cut head without its Content-Length, which http.client reads as a body ended early.
     assert got != BODY
     assert server.seen == 1 and proxy.faults() == {"reset": 1}
+
+
+def test_a_reset_keeps_the_head_whole_and_cuts_the_body(through):
+    """S3A retries a dropped connection; a cut head reads as a changed ETag, which it does not."""
+    proxy, _ = through(FaultPlan(reset_rate=1.0))
+    response = get(proxy)
+    assert response.status == 200 and response.getheader("ETag") == ETAG
+    with pytest.raises((ConnectionError, http.client.IncompleteRead)):
+        response.read()
 
 
 def test_a_stalled_response_arrives_whole_and_late(through):

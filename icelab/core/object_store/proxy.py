@@ -42,6 +42,15 @@ SLOWDOWN = (
 _CLOSE, _RESET = object(), object()  # what a delivery queue holds after a fault's last bytes
 
 
+def _body_start(chunk: bytes) -> int:
+    """Where a response's body begins in `chunk`: after its head when the chunk starts one (the
+    chunk's length when the head fills it), else 0 (the chunk is body)."""
+    if not chunk.startswith(b"HTTP/"):
+        return 0
+    end = chunk.find(b"\r\n\r\n")
+    return len(chunk) if end < 0 else end + 4
+
+
 @dataclass(frozen=True)
 class FaultPlan:
     """The share of requests that meet each fault, drawn in order from `seed`.
@@ -49,8 +58,10 @@ class FaultPlan:
     Args:
         seed: the draws' seed (the same seed deals the same faults to the same request order).
         slowdown_rate: answered `503 SlowDown` by the proxy, never forwarded.
-        reset_rate: forwarded, then the connection is reset half-way through the response's first
-            chunk (the head, where the server sends it alone: the client then has a cut head).
+        reset_rate: forwarded, then the connection is reset half-way through the response's body
+            (its head arrives whole: a cut head would read as a changed ETag, which S3A does not
+            retry, rather than as the dropped connection this fault stands for). A response
+            without a body arrives whole.
         stall_rate: forwarded, the response held back `stall_s` seconds.
         stall_s: how long a stalled response waits.
     """
@@ -322,6 +333,7 @@ class DelayProxy:
                 await writer.drain()
 
         sender = asyncio.ensure_future(deliver())
+        cut_body = False  # a reset was dealt to a response whose head came in a chunk of its own
         try:
             while True:
                 data = await reader.read(CHUNK)
@@ -335,10 +347,17 @@ class DelayProxy:
                     await answer.put((due + self.delay_s, _CLOSE))
                     await queue.put((due, _CLOSE))
                     break
-                if answer is None and data and link.take("reset"):
-                    await queue.put((due, data[: max(1, len(data) // 2)]))
-                    await queue.put((due, _RESET))
-                    break
+                if answer is None and data and (cut_body or link.take("reset")):
+                    start = _body_start(data)
+                    if cut_body and data.startswith(b"HTTP/"):
+                        cut_body = False  # the next response: the one dealt a reset had no body
+                    elif start < len(data):
+                        # The head arrives whole, the body half-way, then the RST: what S3A retries.
+                        await queue.put((due, data[: start + max(1, (len(data) - start) // 2)]))
+                        await queue.put((due, _RESET))
+                        break
+                    else:
+                        cut_body = True  # the head came alone: the body's first chunk is cut
                 if answer is None and data and link.take("stall"):
                     assert link.dealer is not None
                     due += link.dealer.plan.stall_s
