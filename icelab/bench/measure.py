@@ -311,10 +311,15 @@ def _measure(spark: SparkSession, sql: str, execute: bool, slow_by: float) -> Me
     return out
 
 
-def plain_collect_ms(spark: SparkSession, sql: str) -> float:
-    """The same query with a plain collect and one timer: the reference for measure()'s overhead."""
+def plain_collect_ms(spark: SparkSession, sql: str) -> float | None:
+    """The same query with a plain collect and one timer: the reference for measure()'s overhead;
+    None when it failed (a store's connection reset mid-read, which S3A does not retry: the pair
+    is then left out of the overhead, as measure() keeps its own failure as an error row)."""
     t0 = time.perf_counter_ns()
-    spark.sql(sql).collect()
+    try:
+        spark.sql(sql).collect()
+    except (Py4JJavaError, PySparkException):
+        return None
     return (time.perf_counter_ns() - t0) / 1e6
 
 

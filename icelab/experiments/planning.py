@@ -51,6 +51,8 @@ def measure_overhead(
             for pair in overhead_pairs(spark, case.sql, pairs):
                 rows.append({"query_id": case.query_id, "variant": case.variant.label, **pair})
     frame = pd.DataFrame(rows, columns=["query_id", "variant", "pair", "measured_total_ms", "plain_ms"])
+    timed = ["measured_total_ms", "plain_ms"]
+    frame[timed] = frame[timed].astype(float)  # a failed side is None: its pair's overhead is NaN
     frame["overhead_ms"] = frame["measured_total_ms"] - frame["plain_ms"]
     return frame
 
