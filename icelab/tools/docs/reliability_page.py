@@ -23,6 +23,7 @@ CASES = (
     "store-outage-gone",
     "worker-lost-survivor",
     "worker-lost-all",
+    "workers-isolated",
 )
 
 
