@@ -42,20 +42,28 @@ log = logging.getLogger(__name__)
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = failpoints.WORKER_CLASS
+# The checkout: icelab itself, which executors' Python imports through the editable install.
+REPO = Path(__file__).resolve().parents[2]
 MARK = "-Dicelab.cluster="  # on the command line of every daemon icelab starts
 STATE_GLOB = "standalone-*.json"
-# Run by `unshare --mount` before a worker (engine.isolate_workers): a private /tmp, an empty
-# tmpfs over each of the driver's directories named, and the worker's own work directory (its
-# executors' logs) bound back where the worker expects it, through a descriptor opened before
-# the masks hid it (`mount -c`: the path is not resolved again, which would find the mask).
+# Run by `unshare --mount` before a worker (engine.isolate_workers): a private /tmp, with the code
+# a worker runs (the checkout, the virtualenv, Spark's home) bound back into it, as an image would
+# ship them, since a checkout may itself live under /tmp; then an empty tmpfs over each of the
+# driver's directories named, and the worker's own work directory (its executors' logs) bound
+# back where the worker expects it. Each is bound through a descriptor opened before the masks hid
+# it (`mount -c`: the path is not resolved again, which would find the mask).
 ISOLATE = """set -e
-work=$1; n=$2; shift 2
-exec 9<"$work"
+work=$1; repo=$2; venv=$3; spark=$4; n=$5; shift 5
+exec 6<"$repo" 7<"$venv" 8<"$spark" 9<"$work"
 mount -t tmpfs icelab-private-tmp /tmp
+mkdir -p "$repo" "$venv" "$spark"
+mount -c --bind /proc/self/fd/6 "$repo"
+mount -c --bind /proc/self/fd/7 "$venv"
+mount -c --bind /proc/self/fd/8 "$spark"
 while [ "$n" -gt 0 ]; do mkdir -p "$1"; mount -t tmpfs icelab-not-shared "$1"; shift; n=$((n - 1)); done
 mkdir -p "$work"
 mount -c --bind /proc/self/fd/9 "$work"
-exec 9<&-
+exec 6<&- 7<&- 8<&- 9<&-
 exec "$@"
 """
 
@@ -234,8 +242,9 @@ def _launch(cluster: Cluster, role: str, args: list[str], work: Path | None = No
     if work is not None and cluster.engine.isolate_workers:
         work.mkdir(parents=True, exist_ok=True)
         hidden = [str(p) for p in cluster.private]
-        command = ["unshare", "--mount", "sh", "-c", ISOLATE, "icelab-isolate", str(work), str(len(hidden)),
-                   *hidden, *command]  # fmt: skip
+        code = [str(REPO), sys.prefix, str(spark_class().parent.parent)]
+        command = ["unshare", "--mount", "sh", "-c", ISOLATE, "icelab-isolate", str(work), *code,
+                   str(len(hidden)), *hidden, *command]  # fmt: skip
     return cluster.daemons.launch(role, command, cluster.dir / f"{role}.log", _env(cluster))
 
 
