@@ -53,6 +53,14 @@ def test_a_block_without_a_generator_is_one_line(checkout: Path, capsys) -> None
     assert "docs/index.md: no generator for block 'nope'" in capsys.readouterr().err
 
 
+def test_a_block_whose_results_are_missing_is_one_line(checkout: Path, capsys) -> None:
+    (checkout / "results" / "reference").unlink()
+    (checkout / "results" / "reference").mkdir()  # no stored run at all
+    assert main(["--check", "--root", str(checkout)]) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"icelab: error: docs/\w+\.md: no .+ under \S+/results/reference\n", err), err
+
+
 def test_a_number_edited_in_a_later_block_of_a_page_is_caught(checkout: Path, capsys) -> None:
     """Every block of a page is rendered, not only its first: edit the last block that holds a
     figure on the page with the most blocks."""

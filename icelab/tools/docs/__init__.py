@@ -67,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         except UnknownBlock as exc:
             print(f"icelab: error: {exc.args[0]}", file=sys.stderr)
             return 2
+        except LookupError as exc:  # a block whose stored results are missing
+            print(f"icelab: error: {path.relative_to(args.root)}: {exc.args[0]}", file=sys.stderr)
+            return 2
         if new != text:
             stale.append(path.relative_to(args.root))
             if not args.check:
