@@ -94,13 +94,82 @@ def fault_runs(root: Path, cases: tuple[str, ...]) -> list[FaultRun]:
     return [read(case, newest[case]) for case in cases]
 
 
-def beside_clean(clean: Run, faulted: Run, timing: str = "planning_ms") -> dict[str, object]:
-    """The faulted run's cells against the clean run's, the marked rows left out (the rule of the
-    rows that count): cells per verdict of `comparison.compare`, and the largest change."""
-    cells = comparison.compare(stored(clean).measurements(), stored(faulted).measurements())
+@dataclass(frozen=True)
+class Beside:
+    """Two runs of one benchmark, cell by cell, the marked rows left out (the rule of the rows
+    that count): how many cells each verdict of `comparison.compare` got, and how far apart the
+    medians lie."""
+
+    cells: int  # cells of the timing with rows on either side
+    compared: int  # cells with a median on both sides
+    verdicts: dict[str, int]
+    median_change: float | None  # median over the compared cells of |b / a - 1|
+    largest_change: float | None
+
+    @property
+    def differ(self) -> int:
+        """Cells the test calls changed (p < 0.05 after the correction and at least 10% apart)."""
+        return self.verdicts.get(comparison.REGRESSION, 0) + self.verdicts.get(comparison.IMPROVEMENT, 0)
+
+    @property
+    def emptied(self) -> int:
+        """Cells with no row left on one side."""
+        return self.verdicts.get(comparison.MISSING, 0)
+
+
+def beside(a: pd.DataFrame, b: pd.DataFrame, timing: str = "planning_ms") -> Beside:
+    """Run b's measurements against run a's, cell by cell, on `timing`."""
+    cells = comparison.compare(a, b)
     cells = cells[cells["timing"] == timing]
-    return {
-        "cells": len(cells),
-        "verdicts": {str(k): int(v) for k, v in cells["verdict"].value_counts().sort_index().items()},
-        "largest_change": float(cells["change"].abs().max()) if len(cells) else None,
-    }
+    change = cells["change"].abs().dropna()
+    return Beside(
+        cells=len(cells),
+        compared=len(change),
+        verdicts={str(k): int(v) for k, v in cells["verdict"].value_counts().sort_index().items()},
+        median_change=float(change.median()) if len(change) else None,
+        largest_change=float(change.max()) if len(change) else None,
+    )
+
+
+def beside_clean(clean: Run, faulted: Run, timing: str = "planning_ms") -> Beside:
+    """A faulted run against a clean run of the same benchmark (`beside`)."""
+    return beside(stored(clean).measurements(), stored(faulted).measurements(), timing)
+
+
+@dataclass(frozen=True)
+class NoiseCheck:
+    """A faulted run beside two clean runs of the same benchmark: do the medians left after the
+    marked rows differ from a clean run's more than the clean runs differ from each other?"""
+
+    clean: tuple[Run, Run]
+    faulted: FaultRun
+    noise: Beside  # clean run 1 against clean run 2
+    against: tuple[Beside, Beside]  # clean run 1, then clean run 2, against the faulted run
+
+    @property
+    def agree(self) -> bool:
+        """No more cells called changed against either clean run than between the clean runs."""
+        return max(b.differ for b in self.against) <= self.noise.differ
+
+
+def noise_check(root: Path, clean_case: str, faulted_case: str, timing: str = "planning_ms") -> NoiseCheck:
+    """The two newest complete runs of `clean_case` and the newest run of `faulted_case` under
+    `root` (a directory per case), compared cell by cell (`beside`).
+
+    Raises:
+        LookupError: fewer than two clean runs or no faulted run is stored.
+    """
+    runs = [r for r in find_runs(root) if r.complete]
+    clean = [r for r in runs if r.experiment == clean_case][-2:]
+    faulted = [r for r in runs if r.experiment == faulted_case]
+    if len(clean) < 2 or not faulted:
+        raise LookupError(
+            f"need two complete runs under {root / clean_case} and one under {root / faulted_case}"
+        )
+    rows = [stored(r).measurements() for r in (*clean, faulted[-1])]
+    return NoiseCheck(
+        clean=(clean[0], clean[1]),
+        faulted=read(faulted_case, faulted[-1]),
+        noise=beside(rows[0], rows[1], timing),
+        against=(beside(rows[0], rows[2], timing), beside(rows[1], rows[2], timing)),
+    )

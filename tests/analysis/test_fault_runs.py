@@ -54,3 +54,40 @@ def test_a_failed_run_is_told_by_the_first_line_of_its_error():
     error = "Py4JJavaError('An error occurred while calling z:x.load.\\n', JavaObject id=o147)"
     assert fault_runs._first_line(error) == "Py4JJavaError('An error occurred while calling z:x.load."
     assert fault_runs._first_line(None) is None
+
+
+def runs_of(cells: dict[str, list[float]], marked: int = 0) -> pd.DataFrame:
+    """Measured rows of one run: per cell (a query id) its planning times; the first `marked`
+    rows of each cell met a fault."""
+    return pd.DataFrame(
+        [
+            {
+                "query_id": cell,
+                "variant": "iceberg",
+                "window": "1d",
+                "warmup": False,
+                "status": "ok",
+                "faulted": i < marked,
+                "repetition": i,
+                "planning_ms": ms,
+                "execution_ms": None,
+                "total_ms": ms,
+            }
+            for cell, times in cells.items()
+            for i, ms in enumerate(times)
+        ]
+    )
+
+
+def test_beside_leaves_marked_rows_out_and_measures_how_far_the_medians_lie():
+    clean = runs_of({"q1": [100.0] * 8, "q2": [50.0] * 8, "q3": [10.0] * 8})
+    # q1's first two rows met a fault (their timing holds a retry's back-off): left out, the rest
+    # agree; q2 is 30% slower in every row; q3 lost every row to faults.
+    faulted = runs_of({"q1": [900.0, 900.0] + [101.0] * 6, "q2": [65.0] * 8, "q3": [500.0] * 8}, marked=2)
+    faulted.loc[faulted["query_id"] == "q3", "faulted"] = True
+    got = fault_runs.beside(clean, faulted)
+    assert (got.cells, got.compared) == (3, 2)
+    assert got.verdicts == {"missing": 1, "no change": 1, "regression": 1}
+    assert (got.differ, got.emptied) == (1, 1)
+    assert got.largest_change == pytest.approx(0.30)
+    assert got.median_change == pytest.approx((0.01 + 0.30) / 2)
