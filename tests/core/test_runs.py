@@ -63,3 +63,15 @@ def test_an_experiment_directory_gives_its_newest_complete_run_unless_asked(tmp_
     shutil.rmtree(experiment / CANONICAL)
     with pytest.raises(FileNotFoundError, match=r"no complete run \(1 incomplete\) under"):
         find_run(tmp_path, str(experiment))
+
+
+def test_a_rewritten_config_is_read_again(tmp_path):
+    """The task is parsed once per config content (the cache of read_run), never kept stale."""
+    from icelab.core.runs import read_run
+
+    run = tmp_path / "runs" / "smoke" / "20261128T000000Z-aaaaaa"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text("experiment:\n  task: planning\n")
+    assert read_run(run).task == "planning"
+    (run / "config.yaml").write_text("experiment:\n  task: canonical_queries\n")
+    assert read_run(run).task == "canonical_queries"
