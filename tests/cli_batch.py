@@ -14,11 +14,13 @@ import io
 import json
 import os
 import runpy
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-RUN_PY = str(Path(__file__).resolve().parents[1] / "run.py")
+REPO = Path(__file__).resolve().parents[1]
+RUN_PY = str(REPO / "run.py")
 
 
 @contextlib.contextmanager
@@ -35,6 +37,24 @@ def environment(changes: dict[str, str | None]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def run_batch(cases: list[dict]) -> list[subprocess.CompletedProcess]:
+    """Each case ({"args", "env"}) run by `run.py` in one child process, from the repository
+    root: its outcome, as if it had run alone."""
+    proc = subprocess.run(
+        [sys.executable, __file__],
+        input=json.dumps(cases),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [
+        subprocess.CompletedProcess(case["args"], o["code"], o["stdout"], o["stderr"])
+        for case, o in zip(cases, json.loads(proc.stdout), strict=True)
+    ]
 
 
 def main() -> None:

@@ -10,10 +10,8 @@ the table's messages are the ones asserted here.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -21,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_batch import run_batch
 from tests.conftest import run_py
 from tests.core.conftest import fill, mounted_tmpfs
 from tests.core.test_preflight import fake_java
@@ -419,7 +418,7 @@ def batch(
     """Every case of CASES and SETUPS run by `run.py` in one child process (tests/cli_batch.py):
     its case and outcome by case id or test name, or why it was skipped (mounting needs root).
 
-    One process: the ten cases of SETUPS took 38 s as a `python run.py` each, 1 s here; each
+    One process: the ten cases of SETUPS took 38 s as a `python run.py` each, 3 s here; each
     keeps its own arguments, environment, files and mounted disks (unmounted after the batch).
     """
     cases: dict[str, Case] = {}
@@ -436,20 +435,8 @@ def batch(
                 cases[name] = setup(tmp_path_factory.mktemp(re.sub(r"\W", "_", name)), mounts)
             except pytest.skip.Exception as exc:
                 skipped[name] = exc.msg
-        proc = subprocess.run(
-            [sys.executable, str(REPO / "tests" / "cli_batch.py")],
-            input=json.dumps([{"args": case.args, "env": case.env} for case in cases.values()]),
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    outcomes = json.loads(proc.stdout)
-    return skipped | {
-        name: (case, subprocess.CompletedProcess(case.args, o["code"], o["stdout"], o["stderr"]))
-        for (name, case), o in zip(cases.items(), outcomes, strict=True)
-    }
+        outcomes = run_batch([{"args": case.args, "env": case.env} for case in cases.values()])
+    return skipped | {name: (case, o) for (name, case), o in zip(cases.items(), outcomes, strict=True)}
 
 
 @pytest.mark.parametrize(("args", "message"), CASES)
