@@ -1,25 +1,27 @@
 """Bad input at the command line: one clear line on stderr, exit status 2, no traceback.
 
 These run `python run.py` for real; each fails before Spark starts, so they are quick. The
-cases of `test_bad_input_gives_one_line` share one interpreter (tests/cli_batch.py), each with
-its own argv and output, sparing a Python start and icelab's imports per case. Every
+cases of `test_bad_input_gives_one_line` and of the tests that need a file, a disk or a Java of
+their own share one interpreter (tests/cli_batch.py), each with its own argv, environment and
+output, sparing a Python start and icelab's imports per case. Every
 row of the "Bad input" table in docs/reliability.md names one of these tests, and the last test checks that
 the table's messages are the ones asserted here.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from tests.cli_batch import run_batch
 from tests.conftest import run_py
+from tests.core.conftest import fill, mounted_tmpfs
 from tests.core.test_preflight import fake_java
 
 REPO = Path(__file__).resolve().parents[2]
@@ -312,36 +314,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess]:
-    """Every case of CASES run by `run.py` in one child process: its outcome, by case id."""
-    cases = []
-    for case in CASES:
-        # Had a check let the input through, nothing would be written into the repository.
-        tmp = tmp_path_factory.mktemp(case.id)
-        cases.append([*case.values[0], f"paths.data_dir={tmp}/data", f"paths.results_dir={tmp}/results"])
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "tests" / "cli_batch.py")],
-        input=json.dumps(cases),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    outcomes = json.loads(proc.stdout)
-    return {
-        case.id: subprocess.CompletedProcess(args, o["code"], o["stdout"], o["stderr"])
-        for case, args, o in zip(CASES, cases, outcomes, strict=True)
-    }
-
-
-@pytest.mark.parametrize(("args", "message"), CASES)
-def test_bad_input_gives_one_line(request, batch, args, message):
-    assert_one_line_error(batch[request.node.callspec.id], message)
-
-
-# The tests below need a file, a file system or a Java of their own; {tmp} is their directory.
+# The cases below need a file, a file system or a Java of their own; {tmp} is their directory.
 MESSAGES = {
     "test_results_dir_is_a_file": "paths.results_dir='{tmp}/a-file' is a file, not a directory; "
     "give a directory",
@@ -364,64 +337,157 @@ MESSAGES = {
 }
 
 
-def test_results_dir_is_a_file(tmp_path):
-    (tmp_path / "a-file").write_text("not a directory")
-    proc = run_cli(f"paths.data_dir={tmp_path}/data", f"paths.results_dir={tmp_path}/a-file")
-    assert_one_line_error(proc, MESSAGES["test_results_dir_is_a_file"].format(tmp=tmp_path))
+@dataclass(frozen=True)
+class Case:
+    """One `python run.py` of the batch: its arguments, its changes to the environment (None
+    unsets), and the directory {tmp} stands for in its message."""
+
+    args: list[str]
+    tmp: Path | None = None
+    env: dict[str, str | None] = field(default_factory=dict)
 
 
-def test_unwritable_data_dir(tmp_path):
-    (tmp_path / "a-file").write_text("not a directory")
-    proc = run_cli(f"paths.data_dir={tmp_path}/a-file/data")
-    assert_one_line_error(proc, MESSAGES["test_unwritable_data_dir"].format(tmp=tmp_path))
+def results_dir_is_a_file(tmp: Path, mounts: ExitStack) -> Case:
+    (tmp / "a-file").write_text("not a directory")
+    return Case([f"paths.data_dir={tmp}/data", f"paths.results_dir={tmp}/a-file"], tmp)
 
 
-def test_results_dir_on_a_pseudo_file_system(tmp_path):
+def unwritable_data_dir(tmp: Path, mounts: ExitStack) -> Case:
+    (tmp / "a-file").write_text("not a directory")
+    return Case([f"paths.data_dir={tmp}/a-file/data"], tmp)
+
+
+def results_dir_on_a_pseudo_file_system(tmp: Path, mounts: ExitStack) -> Case:
     # We run as root, so permissions stop nothing; sysfs refuses new directories even to root.
-    proc = run_cli(f"paths.data_dir={tmp_path}/data", "paths.results_dir=/sys/icelab-results")
-    assert_one_line_error(proc, MESSAGES["test_results_dir_on_a_pseudo_file_system"])
+    return Case([f"paths.data_dir={tmp}/data", "paths.results_dir=/sys/icelab-results"])
 
 
-def test_results_dir_on_a_read_only_disk(tmp_path, tmpfs: Callable[..., Path]):
-    disk = tmpfs("ro")
-    proc = run_cli(f"paths.data_dir={tmp_path}/data", f"paths.results_dir={disk}/results")
-    assert_one_line_error(proc, MESSAGES["test_results_dir_on_a_read_only_disk"].format(tmp=disk))
+def results_dir_on_a_read_only_disk(tmp: Path, mounts: ExitStack) -> Case:
+    disk = mounts.enter_context(mounted_tmpfs(tmp / "tmpfs", "ro"))
+    return Case([f"paths.data_dir={tmp}/data", f"paths.results_dir={disk}/results"], disk)
 
 
-def test_results_dir_on_a_full_disk(tmp_path, full_disk: Path):
-    proc = run_cli(f"paths.data_dir={tmp_path}/data", f"paths.results_dir={full_disk}/results")
-    assert_one_line_error(proc, MESSAGES["test_results_dir_on_a_full_disk"].format(tmp=full_disk))
+def results_dir_on_a_full_disk(tmp: Path, mounts: ExitStack) -> Case:
+    disk = fill(mounts.enter_context(mounted_tmpfs(tmp / "tmpfs")))
+    return Case([f"paths.data_dir={tmp}/data", f"paths.results_dir={disk}/results"], disk)
 
 
-def test_data_dir_with_too_little_free_space(tmp_path, tmpfs: Callable[..., Path]):
-    disk = tmpfs()  # 1 MB free, below the default paths.min_free_gb=1
-    proc = run_cli(f"paths.data_dir={disk}/data", f"paths.results_dir={tmp_path}/results")
-    assert_one_line_error(proc, MESSAGES["test_data_dir_with_too_little_free_space"].format(tmp=disk))
+def data_dir_with_too_little_free_space(tmp: Path, mounts: ExitStack) -> Case:
+    disk = mounts.enter_context(mounted_tmpfs(tmp / "tmpfs"))  # 1 MB free, below paths.min_free_gb=1
+    return Case([f"paths.data_dir={disk}/data", f"paths.results_dir={tmp}/results"], disk)
 
 
-def test_missing_java():
-    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
-    env["PATH"] = "/nonexistent"
-    assert_one_line_error(run_cli(env=env), MESSAGES["test_missing_java"])
+def missing_java(tmp: Path, mounts: ExitStack) -> Case:
+    return Case([], env={"JAVA_HOME": None, "PATH": "/nonexistent"})
 
 
-def test_java_home_without_java(tmp_path):
-    env = {**os.environ, "JAVA_HOME": str(tmp_path)}
-    assert_one_line_error(run_cli(env=env), MESSAGES["test_java_home_without_java"].format(tmp=tmp_path))
+def java_home_without_java(tmp: Path, mounts: ExitStack) -> Case:
+    return Case([], tmp, env={"JAVA_HOME": str(tmp)})
 
 
-@pytest.mark.parametrize(
-    "banner",
-    [
-        pytest.param('openjdk version "1.8.0_392"', id="java-8"),
-        pytest.param('openjdk version "21.0.2" 2024-01-16', id="java-21"),
-    ],
-)
-def test_unsupported_java(request, tmp_path, banner):
-    (tmp_path / "bin").mkdir()
-    fake_java(tmp_path / "bin", banner)
-    proc = run_cli(f"paths.data_dir={tmp_path}/data", env={**os.environ, "JAVA_HOME": str(tmp_path)})
-    assert_one_line_error(proc, MESSAGES[request.node.name].format(tmp=tmp_path))
+JAVA_BANNERS = {"java-8": 'openjdk version "1.8.0_392"', "java-21": 'openjdk version "21.0.2" 2024-01-16'}
+
+
+def unsupported_java(banner: str) -> Callable[[Path, ExitStack], Case]:
+    def setup(tmp: Path, mounts: ExitStack) -> Case:
+        (tmp / "bin").mkdir()
+        fake_java(tmp / "bin", banner)
+        return Case([f"paths.data_dir={tmp}/data"], tmp, env={"JAVA_HOME": str(tmp)})
+
+    return setup
+
+
+# How each test of MESSAGES makes its case (its files, disks and Java), by test name.
+SETUPS: dict[str, Callable[[Path, ExitStack], Case]] = {
+    "test_results_dir_is_a_file": results_dir_is_a_file,
+    "test_unwritable_data_dir": unwritable_data_dir,
+    "test_results_dir_on_a_pseudo_file_system": results_dir_on_a_pseudo_file_system,
+    "test_results_dir_on_a_read_only_disk": results_dir_on_a_read_only_disk,
+    "test_results_dir_on_a_full_disk": results_dir_on_a_full_disk,
+    "test_data_dir_with_too_little_free_space": data_dir_with_too_little_free_space,
+    "test_missing_java": missing_java,
+    "test_java_home_without_java": java_home_without_java,
+    **{f"test_unsupported_java[{java}]": unsupported_java(banner) for java, banner in JAVA_BANNERS.items()},
+}
+
+
+@pytest.fixture(scope="module")
+def batch(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[Case, subprocess.CompletedProcess] | str]:
+    """Every case of CASES and SETUPS run by `run.py` in one child process (tests/cli_batch.py):
+    its case and outcome by case id or test name, or why it was skipped (mounting needs root).
+
+    One process: the ten cases of SETUPS took 38 s as a `python run.py` each, 3 s here; each
+    keeps its own arguments, environment, files and mounted disks (unmounted after the batch).
+    """
+    cases: dict[str, Case] = {}
+    for case in CASES:
+        # Had a check let the input through, nothing would be written into the repository.
+        tmp = tmp_path_factory.mktemp(case.id)
+        cases[case.id] = Case(
+            [*case.values[0], f"paths.data_dir={tmp}/data", f"paths.results_dir={tmp}/results"]
+        )
+    skipped: dict[str, str] = {}
+    with ExitStack() as mounts:
+        for name, setup in SETUPS.items():
+            try:
+                cases[name] = setup(tmp_path_factory.mktemp(re.sub(r"\W", "_", name)), mounts)
+            except pytest.skip.Exception as exc:
+                skipped[name] = exc.msg
+        outcomes = run_batch([{"args": case.args, "env": case.env} for case in cases.values()])
+    return skipped | {name: (case, o) for (name, case), o in zip(cases.items(), outcomes, strict=True)}
+
+
+@pytest.mark.parametrize(("args", "message"), CASES)
+def test_bad_input_gives_one_line(request, batch, args, message):
+    _, proc = batch[request.node.callspec.id]
+    assert_one_line_error(proc, message)
+
+
+def assert_own_case(name: str, batch: dict[str, tuple[Case, subprocess.CompletedProcess] | str]) -> None:
+    """The batch's outcome of the SETUPS case `name` is the one line of MESSAGES[name]."""
+    if isinstance(batch[name], str):
+        pytest.skip(batch[name])
+    case, proc = batch[name]
+    assert_one_line_error(proc, MESSAGES[name].format(tmp=case.tmp))
+
+
+def test_results_dir_is_a_file(batch):
+    assert_own_case("test_results_dir_is_a_file", batch)
+
+
+def test_unwritable_data_dir(batch):
+    assert_own_case("test_unwritable_data_dir", batch)
+
+
+def test_results_dir_on_a_pseudo_file_system(batch):
+    assert_own_case("test_results_dir_on_a_pseudo_file_system", batch)
+
+
+def test_results_dir_on_a_read_only_disk(batch):
+    assert_own_case("test_results_dir_on_a_read_only_disk", batch)
+
+
+def test_results_dir_on_a_full_disk(batch):
+    assert_own_case("test_results_dir_on_a_full_disk", batch)
+
+
+def test_data_dir_with_too_little_free_space(batch):
+    assert_own_case("test_data_dir_with_too_little_free_space", batch)
+
+
+def test_missing_java(batch):
+    assert_own_case("test_missing_java", batch)
+
+
+def test_java_home_without_java(batch):
+    assert_own_case("test_java_home_without_java", batch)
+
+
+@pytest.mark.parametrize("java", list(JAVA_BANNERS))
+def test_unsupported_java(request, batch, java):
+    assert_own_case(request.node.name, batch)
 
 
 def test_multirun_jobs_are_checked_before_any_runs():

@@ -13,7 +13,6 @@ import pytest
 from py4j.protocol import Py4JJavaError
 
 from icelab.bench.measure import result_checksum, scan_nodes
-from icelab.datagen.verify import frame_checksums
 from icelab.experiments import snapshot_expiry
 
 
@@ -30,8 +29,10 @@ def test_expiry_keeps_rows_and_shrinks_metadata(ctx, compose_run, tiny):
     assert (before["snapshots"], after["snapshots"]) == (6, 2)
     assert after["metadata_json_bytes"] < before["metadata_json_bytes"]
     assert summary["unchanged"] and summary["rows"] == summary["expected_rows"] == 12_000
-    original = frame_checksums(ctx.spark.table(tiny.dataset.iceberg_table))
-    assert summary["checksum"] == sum(c for _, c in original.values())  # the replay is the dataset
+    # The replay is the dataset: its checksum is the one the build verified for the Iceberg table
+    # (the same sum of frame_checksums over the same schema, four readers agreeing), not hashed
+    # again here: hashing the table's nested rows again took 4.8 s in a warm session.
+    assert summary["checksum"] == tiny.info["verification"]["spark/iceberg"][1]
     timeline = pd.read_parquet(run_dir / "timeline.parquet")
     assert list(timeline.phase) == ["ingest"] * 6 + ["after_expiry"]
     assert timeline.snapshots.tolist()[:6] == [1, 2, 3, 4, 5, 6]

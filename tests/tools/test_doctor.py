@@ -49,7 +49,11 @@ def warehouse(ctx, tmp_path_factory) -> Path:
 def doctor(capsys, results: Path, *args: str) -> tuple[int, dict, Path, str]:
     """`icelab doctor ARGS` in this process (its session is the tests'): exit code, report, run dir."""
     code = main([*args, "--results", str(results)])
-    out = capsys.readouterr().out
+    return outcome(code, capsys.readouterr().out)
+
+
+def outcome(code: int, out: str) -> tuple[int, dict, Path, str]:
+    """A doctor run's exit code, report, run dir and output, from its exit code and output."""
     line = next(x for x in out.splitlines() if x.startswith("results: "))
     run_dir = Path(line.removeprefix("results: ").split(" (charts")[0])
     return code, json.loads((run_dir / "report.json").read_text()), run_dir, out
