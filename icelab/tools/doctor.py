@@ -82,6 +82,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEY=ADVISE:NEED",
         help="override a verdict rule, e.g. bounds_p90=4:16 (the others stay manifest_health's)",
     )
+    p.add_argument(
+        "--measure-plans",
+        type=int,
+        metavar="N",
+        help="per window, time N plans of its count query on the table after one warm-up, and report "
+        "the median beside the prediction (default 3; 0 measures nothing)",
+    )
     p.add_argument("--apply", action="store_true", help="run the advised statements, then check again")
     p.add_argument("--copy", action="store_true", help="apply on a copy registered from the current metadata")
     p.add_argument("--results", default=None, help="results directory (default: results)")
@@ -132,6 +139,7 @@ def compose(args: argparse.Namespace, table: str) -> DictConfig:
         "experiment.rules": _rules(args.rule),
         "experiment.apply": args.apply,
         "experiment.copy": args.copy,
+        "experiment.measure_plans": args.measure_plans,
     }
     if args.window:
         values["experiment.windows"] = args.window
