@@ -409,7 +409,10 @@ def render_measured(v: Visit, plans: int, when: str = "now") -> list[str]:
         if w.get("measured_ms") is None:
             measured = f"not measured: {w.get('measure_error', 'no plan')}"
         else:
-            measured = f"{w['measured_ms']:.0f} ms measured ({plural(w['manifests_scanned'], 'manifest')})"
+            scanned = w["manifests_scanned"]
+            # A plan Spark answered without a scan (an empty filter) has no Iceberg metrics.
+            manifests = "no Iceberg scan" if scanned is None else plural(scanned, "manifest")
+            measured = f"{w['measured_ms']:.0f} ms measured ({manifests})"
         lines.append(f"    {w['window']:>5}: {measured}, {_predicted(w)}")
     return lines
 
