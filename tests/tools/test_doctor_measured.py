@@ -78,3 +78,14 @@ def test_measure_plans_0_plans_nothing_and_says_so(staggered, results, capsys, m
         assert (w["measured_ms"], w["measured_plans"], w["manifests_scanned"]) == (None, 0, None), w
     assert report["doctor"]["measure_plans"] == 0 and report["doctor"]["measure_warmups"] == 0
     assert "planning now: not measured (--measure-plans 0)" in out
+
+
+def test_after_apply_on_a_copy_the_rewritten_state_is_measured_too(ctx, staggered, results, capsys):
+    before = snapshot_id(ctx.spark, TABLE)
+    _, report, _, out = doctor(capsys, results, str(staggered / "db" / "staggered"), *WINDOWS, "--copy")
+    after = report["states"][1]
+    assert after["state"] == "after_apply (copy)" and after["manifests"] < len(INSERTS)
+    for w in after["windows"]:
+        assert w["manifests_scanned"] == w["manifests"] and w["measured_plans"] == 3, w
+    assert "planning after, measured on the table" in out
+    assert snapshot_id(ctx.spark, TABLE) == before  # the copy was rewritten, not the table
