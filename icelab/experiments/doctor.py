@@ -72,6 +72,7 @@ def run(cfg: DictConfig) -> Outcome:
         target=parse_size(dcfg.target) if dcfg.target else None,
         apply=dcfg.apply or dcfg.copy_table,
         copy_to=copy_to,
+        measure_plans=dcfg.measure_plans,
     )
     run_dir = ctx.new_run(dcfg.name)
     save(run_dir, diagnosis)

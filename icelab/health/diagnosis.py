@@ -25,6 +25,7 @@ from icelab.health.check import Health, Policy, examine, manifests_frame, partit
 from icelab.health.deletes import kinds_text
 from icelab.health.forecast import PlanningModel, window_reads
 from icelab.health.gain import slower
+from icelab.health.measured import WARMUPS, driver_heap, measure_windows, reset_heap_peak
 from icelab.health.orphans import orphans_text
 from icelab.health.reader import READER, Metadata, read
 from icelab.health.source import Source, connect, copy_of, load
@@ -66,6 +67,9 @@ class Diagnosis:
     applied: list[dict[str, Any]] = field(default_factory=list)
     copy: str | None = None
     plan: Advice | None = None  # what was applied, naming the table it ran on (the copy's own)
+    measure_plans: int = 0  # timed plans per window measured on the table (0: none)
+    seconds: float = 0.0  # the whole visit: reaching, reading, judging, measuring, applying
+    heap: dict[str, int] = field(default_factory=dict)  # the driver's heap (measured.driver_heap)
 
     @property
     def first(self) -> Visit:
@@ -148,6 +152,12 @@ class Diagnosis:
                 "process_seconds": run_state.process_seconds(),
             },
             "planning_model": self.model.as_json() if self.model else None,
+            "doctor": {
+                "seconds": round(self.seconds, 3),
+                "measure_plans": self.measure_plans,
+                "measure_warmups": WARMUPS if self.measure_plans else 0,
+                **self.heap,
+            },
             "states": [
                 v.health.as_json()
                 | {
@@ -176,10 +186,12 @@ def visit(
     policy: Policy,
     model: PlanningModel | None,
     target: int | None,
+    measure_plans: int = 0,
 ) -> Visit:
-    """Read one table state and judge it."""
+    """Read one table state, judge it, and time `measure_plans` plans of each window on it."""
     meta = read(spark, source, jtable, policy.small_file_bytes)
     health = examine(meta, state, source.describe(), policy, model)
+    measure_windows(spark, source, meta, health.windows, measure_plans)
     return Visit(source, meta, health, advise(health, meta, source, model, target))
 
 
@@ -192,6 +204,7 @@ def diagnose(
     target: int | None = None,
     apply: bool = False,
     copy_to: str | None = None,
+    measure_plans: int = 0,
 ) -> Diagnosis:
     """Reach the table, judge it, and with `apply` run the advice and judge again.
 
@@ -199,12 +212,14 @@ def diagnose(
         source: the table as `source.resolve` gave it.
         copy_to: apply on a copy registered from the table's current metadata (a table read by
             its metadata file gets a Hadoop catalog on this directory); None applies in place.
+        measure_plans: timed plans of each window's count query on each state (0: none).
 
     Raises:
         UserError: unknown table, unreachable catalog, not an Iceberg table, or `apply` on a table
             that cannot take a commit.
     """
     t0 = time.perf_counter()
+    reset_heap_peak(spark)
     source = connect(spark, engine, source)
     if apply and copy_to is None and not source.writable:
         raise UserError(
@@ -213,10 +228,27 @@ def diagnose(
         )
     jtable = load(spark, source)
     load_seconds = time.perf_counter() - t0
-    first = visit(spark, source, jtable, "current", policy, model, target)
-    diagnosis = Diagnosis([first], load_seconds, model)
-    if not apply or not first.advice.actions:
-        return diagnosis
+    first = visit(spark, source, jtable, "current", policy, model, target, measure_plans)
+    diagnosis = Diagnosis([first], load_seconds, model, measure_plans=measure_plans)
+    if apply and first.advice.actions:
+        _apply(spark, engine, source, jtable, policy, target, copy_to, diagnosis)
+    diagnosis.seconds = time.perf_counter() - t0
+    diagnosis.heap = driver_heap(spark)
+    return diagnosis
+
+
+def _apply(
+    spark: SparkSession,
+    engine: EngineConfig,
+    source: Source,
+    jtable: Any,
+    policy: Policy,
+    target: int | None,
+    copy_to: str | None,
+    diagnosis: Diagnosis,
+) -> None:
+    """Run the first state's advice (on a registered copy with `copy_to`), then judge again."""
+    first, model = diagnosis.first, diagnosis.model
     where, jwhere, copy = source, jtable, False
     if copy_to is not None:
         where = connect(spark, engine, copy_of(source, copy_to))
@@ -229,8 +261,9 @@ def diagnose(
     diagnosis.plan = plan
     diagnosis.applied = run_statements(spark, plan.statements)
     state = "after_apply (copy)" if copy else "after_apply"
-    diagnosis.visits.append(visit(spark, where, jwhere, state, policy, model, target))
-    return diagnosis
+    diagnosis.visits.append(
+        visit(spark, where, jwhere, state, policy, model, target, diagnosis.measure_plans)
+    )
 
 
 def save(run_dir: Path, diagnosis: Diagnosis) -> None:
@@ -351,6 +384,39 @@ def render_advice(a: Advice, applied: str = "", plan: Advice | None = None) -> l
     return lines
 
 
+def _predicted(w: dict[str, Any]) -> str:
+    """`predicted ~10 ms [8-17]` from a window's forecast (`*` beyond the fitted range)."""
+    p = w.get("predicted")
+    if not p:
+        return "predicted: none (no cost model fitted)"
+    low, high = p["range_ms"]
+    return f"predicted ~{p['ms']:.0f} ms [{low:.0f}-{high:.0f}]" + ("*" if p["extrapolated"] else "")
+
+
+def render_measured(v: Visit, plans: int, when: str = "now") -> list[str]:
+    """Per window: planning measured on the table `when` (median of `plans` plans), beside the
+    cost model's prediction; one line saying so when nothing was measured."""
+    windows = v.health.windows
+    if not windows:
+        return []
+    if plans <= 0:
+        return [f"  planning {when}: not measured (--measure-plans 0)"]
+    lines = [
+        f"  planning {when}, measured on the table (count query per window, planned, not run; median of "
+        f"{plural(plans, 'plan')} after {plural(WARMUPS, 'warm-up')}):"
+    ]
+    for w in windows:
+        if w.get("measured_ms") is None:
+            measured = f"not measured: {w.get('measure_error', 'no plan')}"
+        else:
+            scanned = w["manifests_scanned"]
+            # A plan Spark answered without a scan (an empty filter) has no Iceberg metrics.
+            manifests = "no Iceberg scan" if scanned is None else plural(scanned, "manifest")
+            measured = f"{w['measured_ms']:.0f} ms measured ({manifests})"
+        lines.append(f"    {w['window']:>5}: {measured}, {_predicted(w)}")
+    return lines
+
+
 def render_before_after(diagnosis: Diagnosis) -> list[str]:
     """Per window: manifests planned and predicted planning before, as simulated, and measured after."""
     where = f" (the copy {diagnosis.copy})" if diagnosis.copy else ""
@@ -385,17 +451,30 @@ def render(diagnosis: Diagnosis) -> str:
     ran = ""
     if diagnosis.applied:
         ran = f"applied to the copy {diagnosis.copy}, below" if diagnosis.copy else "applied, below"
-    lines += ["", *render_visit(first), *render_advice(first.advice, applied=ran, plan=diagnosis.plan)]
+    lines += [
+        "",
+        *render_visit(first),
+        *render_measured(first, diagnosis.measure_plans),
+        *render_advice(first.advice, applied=ran, plan=diagnosis.plan),
+    ]
     if diagnosis.applied:
         lines += ["", "applied" + (f" on the copy {diagnosis.copy}" if diagnosis.copy else "") + ":"]
         lines += [f"  {a['action']} ({a['seconds']:.2f} s): {a['text']}" for a in diagnosis.applied]
     for v in diagnosis.visits[1:]:
-        lines += ["", *render_visit(v), *render_advice(v.advice)]
+        lines += [
+            "",
+            *render_visit(v),
+            *render_measured(v, diagnosis.measure_plans, "after"),
+            *render_advice(v.advice),
+        ]
     if diagnosis.applied:
         lines += ["", *render_before_after(diagnosis)]
     last = diagnosis.last
+    heap = diagnosis.heap
     lines += [
         "",
+        f"doctor: {diagnosis.seconds:.1f} s; driver heap peak {_mb(heap.get('driver_heap_peak_bytes'))} "
+        f"of {_mb(heap.get('driver_heap_max_bytes'))}",
         f"verdict: {last.advice.verdict}"
         + (f"; actions: {', '.join(last.advice.actions)}" if last.advice.actions else "")
         + f" (exit {diagnosis.exit_code})",

@@ -7,6 +7,7 @@ metadata only (no data read), without running a benchmark.
     icelab doctor db.events --catalog hive --uri thrift://metastore:9083
     icelab doctor db.events --catalog rest --uri http://catalog:8181
     icelab doctor /data/warehouse/db/events --apply           # run the advice, then check again
+    icelab doctor /data/warehouse/db/events --measure-plans 0 # do not time plans on the table
     icelab doctor /data/warehouse/db/events --copy            # the same on a registered copy
     icelab doctor /wh/db/events /wh/db/orders                 # several tables, one Spark session
     icelab doctor --namespace db --warehouse /data/warehouse  # every table of a namespace
@@ -82,6 +83,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEY=ADVISE:NEED",
         help="override a verdict rule, e.g. bounds_p90=4:16 (the others stay manifest_health's)",
     )
+    p.add_argument(
+        "--measure-plans",
+        type=int,
+        metavar="N",
+        help="per window, time N plans of its count query on the table after one warm-up, and report "
+        "the median beside the prediction (default 3; 0 measures nothing)",
+    )
     p.add_argument("--apply", action="store_true", help="run the advised statements, then check again")
     p.add_argument("--copy", action="store_true", help="apply on a copy registered from the current metadata")
     p.add_argument("--results", default=None, help="results directory (default: results)")
@@ -132,6 +140,7 @@ def compose(args: argparse.Namespace, table: str) -> DictConfig:
         "experiment.rules": _rules(args.rule),
         "experiment.apply": args.apply,
         "experiment.copy": args.copy,
+        "experiment.measure_plans": args.measure_plans,
     }
     if args.window:
         values["experiment.windows"] = args.window

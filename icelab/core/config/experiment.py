@@ -132,6 +132,9 @@ class DoctorConfig(_Strict):
     )
     apply: bool = False
     copy_table: bool = Field(default=False, alias="copy", description="apply on a registered copy")
+    measure_plans: int = Field(
+        default=3, ge=0, description="timed plans of each window's count query on the table (0: none)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> DoctorConfig:
