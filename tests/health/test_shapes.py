@@ -32,8 +32,11 @@ def warehouse(ctx, tmp_path_factory) -> Path:
 
 
 def doctor(capsys, results: Path, *args: str) -> tuple[int, str, str]:
-    """`icelab doctor ARGS` in this process (its session is the tests'): exit code, stdout, stderr."""
-    code = doctor_main([*args, "--results", str(results), *(f"--set={o}" for o in SHRINK)])
+    """`icelab doctor ARGS` in this process (its session is the tests'): exit code, stdout, stderr;
+    no planning measured (tests/tools/test_doctor_measured.py tests it)."""
+    code = doctor_main(
+        [*args, "--measure-plans", "0", "--results", str(results), *(f"--set={o}" for o in SHRINK)]
+    )
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -31,10 +31,13 @@ REPO = Path(__file__).resolve().parents[2]
 CATALOG = "doctor_t"
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], measure: bool = False) -> int:
     """`icelab doctor` in this process, with the tests' engine settings: it reuses the tests'
-    driver JVM, which refuses a session asking for other JVM settings (driver memory)."""
-    return doctor_main([*argv, *(f"--set={o}" for o in SHRINK)])
+    driver JVM, which refuses a session asking for other JVM settings (driver memory). Unless
+    `measure` or the arguments say otherwise, with --measure-plans 0: the tests of the measured
+    planning (test_doctor_measured.py) take the default, the others skip four plans a window."""
+    skip = [] if measure or any(a.startswith("--measure-plans") for a in argv) else ["--measure-plans", "0"]
+    return doctor_main([*argv, *skip, *(f"--set={o}" for o in SHRINK)])
 
 
 START = dt.date(2026, 1, 1)
@@ -46,9 +49,9 @@ def warehouse(ctx, tmp_path_factory) -> Path:
     return own_warehouse(ctx, tmp_path_factory, "doctor", CATALOG)
 
 
-def doctor(capsys, results: Path, *args: str) -> tuple[int, dict, Path, str]:
+def doctor(capsys, results: Path, *args: str, measure: bool = False) -> tuple[int, dict, Path, str]:
     """`icelab doctor ARGS` in this process (its session is the tests'): exit code, report, run dir."""
-    code = main([*args, "--results", str(results)])
+    code = main([*args, "--results", str(results)], measure)
     return outcome(code, capsys.readouterr().out)
 
 

@@ -46,7 +46,7 @@ def test_each_window_plan_scans_the_manifests_the_window_keeps(ctx, staggered, r
     table_dir = staggered / "db" / "staggered"
     before_last = table_dir / "metadata" / f"v{len(INSERTS)}.metadata.json"  # read by path: a view
     for given, kind, kept in ((table_dir, "hadoop", KEPT), (before_last, "path", KEPT_BEFORE_LAST)):
-        _, report, _, out = doctor(capsys, results, str(given), *WINDOWS)
+        _, report, _, out = doctor(capsys, results, str(given), *WINDOWS, measure=True)
         state = report["states"][0]
         assert report["table"]["kind"] == kind and state["manifests"] == max(kept.values())
         assert {w["window"]: w["manifests"] for w in state["windows"]} == kept
@@ -82,7 +82,9 @@ def test_measure_plans_0_plans_nothing_and_says_so(staggered, results, capsys, m
 
 def test_after_apply_on_a_copy_the_rewritten_state_is_measured_too(ctx, staggered, results, capsys):
     before = snapshot_id(ctx.spark, TABLE)
-    _, report, _, out = doctor(capsys, results, str(staggered / "db" / "staggered"), *WINDOWS, "--copy")
+    _, report, _, out = doctor(
+        capsys, results, str(staggered / "db" / "staggered"), *WINDOWS, "--copy", measure=True
+    )
     after = report["states"][1]
     assert after["state"] == "after_apply (copy)" and after["manifests"] < len(INSERTS)
     for w in after["windows"]:
