@@ -105,6 +105,7 @@ class Beside:
     verdicts: dict[str, int]
     median_change: float | None  # median over the compared cells of |b / a - 1|
     largest_change: float | None
+    emptied_variants: tuple[str, ...] = ()  # variants of the cells with no row left on one side
 
     @property
     def differ(self) -> int:
@@ -115,6 +116,16 @@ class Beside:
     def emptied(self) -> int:
         """Cells with no row left on one side."""
         return self.verdicts.get(comparison.MISSING, 0)
+
+    @property
+    def too_few(self) -> int:
+        """Cells with rows on both sides, too few for the test to reach p < 0.05."""
+        return self.verdicts.get(comparison.TOO_FEW, 0)
+
+    @property
+    def tested(self) -> int:
+        """Cells the test could call changed."""
+        return self.cells - self.emptied - self.too_few
 
 
 def beside(a: pd.DataFrame, b: pd.DataFrame, timing: str = "planning_ms") -> Beside:
@@ -128,6 +139,7 @@ def beside(a: pd.DataFrame, b: pd.DataFrame, timing: str = "planning_ms") -> Bes
         verdicts={str(k): int(v) for k, v in cells["verdict"].value_counts().sort_index().items()},
         median_change=float(change.median()) if len(change) else None,
         largest_change=float(change.max()) if len(change) else None,
+        emptied_variants=tuple(dict.fromkeys(cells.loc[cells["verdict"] == comparison.MISSING, "variant"])),
     )
 
 
@@ -148,7 +160,8 @@ class NoiseCheck:
 
     @property
     def agree(self) -> bool:
-        """No more cells called changed against either clean run than between the clean runs."""
+        """No more cells called changed against either clean run than between the clean runs (of
+        the cells the test could call changed: `Beside.tested`)."""
         return max(b.differ for b in self.against) <= self.noise.differ
 
 

@@ -88,6 +88,7 @@ def test_beside_leaves_marked_rows_out_and_measures_how_far_the_medians_lie():
     got = fault_runs.beside(clean, faulted)
     assert (got.cells, got.compared) == (3, 2)
     assert got.verdicts == {"missing": 1, "no change": 1, "regression": 1}
-    assert (got.differ, got.emptied) == (1, 1)
+    assert (got.differ, got.emptied, got.too_few, got.tested) == (1, 1, 0, 2)
+    assert got.emptied_variants == ("iceberg",)
     assert got.largest_change == pytest.approx(0.30)
     assert got.median_change == pytest.approx((0.01 + 0.30) / 2)

@@ -1,7 +1,8 @@
 """The generated block of docs/reliability.md: what each injected fault did to a stored run.
 
 Figures come from `results/reference/faults/<case>/` (`icelab.analysis.fault_runs`): one run a
-case, made by the commands docs/reliability.md lists, copied there from results/runs/.
+case (two for the medium comparison's clean case), made by the commands docs/reliability.md
+lists, copied there from results/runs/.
 """
 
 from __future__ import annotations
@@ -37,4 +38,27 @@ def fault_table(results: Path) -> str:
     )
 
 
-BLOCKS: dict[str, Callable[[Path], str]] = {"reliability-faults": fault_table}
+# The medium comparison: two clean runs and one with 1% 503s, under these case directories.
+MEDIUM_CLEAN, MEDIUM_FAULTED = "medium-clean", "medium-slowdown"
+
+
+def medium_table(results: Path) -> str:
+    """The faulted medium run beside the two clean ones, and the clean runs beside each other."""
+    check = fault_runs.noise_check(results / "reference" / "faults", MEDIUM_CLEAN, MEDIUM_FAULTED)
+    return render(
+        "reliability/medium.md.j2",
+        check=check,
+        pairs=[
+            ("clean 1 vs clean 2 (the session's noise)", check.noise),
+            ("clean 1 vs 1% 503s", check.against[0]),
+            ("clean 2 vs 1% 503s", check.against[1]),
+        ],
+        runs=[provenance(r) for r in (*check.clean, check.faulted.run)],
+        dataset=check.faulted.run.env().get("dataset", {}),
+    )
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {
+    "reliability-faults": fault_table,
+    "reliability-medium": medium_table,
+}
