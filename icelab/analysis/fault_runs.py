@@ -143,11 +143,6 @@ def beside(a: pd.DataFrame, b: pd.DataFrame, timing: str = "planning_ms") -> Bes
     )
 
 
-def beside_clean(clean: Run, faulted: Run, timing: str = "planning_ms") -> Beside:
-    """A faulted run against a clean run of the same benchmark (`beside`)."""
-    return beside(stored(clean).measurements(), stored(faulted).measurements(), timing)
-
-
 @dataclass(frozen=True)
 class NoiseCheck:
     """A faulted run beside two clean runs of the same benchmark: do the medians left after the

@@ -307,6 +307,9 @@ def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: s
         "window": name,
         "start_utc": utc_text(start),
         "end_utc": utc_text(end),
+        # The same instants as numbers, for what plans the window again (icelab.health.measured).
+        "start_us": start,
+        "end_us": end,
         "unit": tfield.time_unit,
         "span_units": last - first + 1,
         "units": len({u for u in units if first <= u <= last}),

@@ -7,6 +7,7 @@ Nothing is written to the table unless `apply` is set. A dry run reads metadata 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -327,14 +328,19 @@ def render_visit(v: Visit) -> list[str]:
     return lines
 
 
+def _estimate(ms: float, range_ms: Sequence[float], extrapolated: bool) -> str:
+    """`~12 ms [8-17]`: a predicted planning and its 95% prediction interval, `*` beyond the
+    fitted range."""
+    low, high = range_ms
+    return f"~{ms:.0f} ms [{low:.0f}-{high:.0f}]" + ("*" if extrapolated else "")
+
+
 def _planning(p: dict[str, Any], when: str) -> str:
-    """` ~12 ms [8-17]`: the predicted planning of one window `now` or `after`, its 95% prediction
-    interval, `*` beyond the fitted range; empty without a prediction."""
+    """` ~12 ms [8-17]`: the predicted planning of one window `now` or `after`; empty without a
+    prediction."""
     if p.get(f"{when}_ms") is None:
         return ""
-    low, high = p[f"{when}_range_ms"]
-    mark = "*" if p[f"{when}_extrapolated"] else ""
-    return f" ~{p[f'{when}_ms']:.0f} ms [{low:.0f}-{high:.0f}]{mark}"
+    return " " + _estimate(p[f"{when}_ms"], p[f"{when}_range_ms"], p[f"{when}_extrapolated"])
 
 
 def render_advice(a: Advice, applied: str = "", plan: Advice | None = None) -> list[str]:
@@ -385,12 +391,11 @@ def render_advice(a: Advice, applied: str = "", plan: Advice | None = None) -> l
 
 
 def _predicted(w: dict[str, Any]) -> str:
-    """`predicted ~10 ms [8-17]` from a window's forecast (`*` beyond the fitted range)."""
+    """`predicted ~10 ms [8-17]` from a window's forecast."""
     p = w.get("predicted")
     if not p:
         return "predicted: none (no cost model fitted)"
-    low, high = p["range_ms"]
-    return f"predicted ~{p['ms']:.0f} ms [{low:.0f}-{high:.0f}]" + ("*" if p["extrapolated"] else "")
+    return "predicted " + _estimate(p["ms"], p["range_ms"], p["extrapolated"])
 
 
 def render_measured(v: Visit, plans: int, when: str = "now") -> list[str]:

@@ -8,7 +8,6 @@ Planning reads metadata only, so measuring writes nothing to the table.
 
 from __future__ import annotations
 
-import datetime as dt
 import statistics
 from typing import Any
 
@@ -18,7 +17,7 @@ from icelab.bench.measure import measure
 from icelab.health.check import time_field, utc_text
 from icelab.health.reader import Metadata
 from icelab.health.source import Source
-from icelab.health.spec import DAY_US, EPOCH
+from icelab.health.spec import DAY_US
 
 # Untimed plans before the timed ones: the first plan of a table loads classes and warms caches.
 WARMUPS = 1
@@ -53,17 +52,11 @@ def window_query(table: str, column: str, type_name: str, window: dict[str, Any]
     """The count query selecting exactly the window `check.window_kept` describes, [start, end) on
     the time field's source column."""
     col = _quoted(column)
-    start, end = (_micros(window[k]) for k in ("start_utc", "end_utc"))
+    start, end = window["start_us"], window["end_us"]
     return (
         f"SELECT count(*) FROM {table} "
         f"WHERE {col} >= {literal(type_name, start)} AND {col} < {literal(type_name, end)}"
     )
-
-
-def _micros(text: str) -> int:
-    """`check.utc_text`'s text back to microseconds since 1970."""
-    delta = dt.datetime.fromisoformat(text) - EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def planned(spark: SparkSession, sql: str, plans: int) -> dict[str, Any]:
