@@ -21,24 +21,17 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from icelab.analysis import calibration
 from icelab.core.errors import UserError
 from icelab.core.provenance import REPO
 from icelab.core.runs import read_run
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors are one line and exit 2."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(message)
+from icelab.tools.costmodel import OneLineParser
 
 
 def parser() -> argparse.ArgumentParser:
     """The command's arguments."""
-    p = _Parser(
+    p = OneLineParser(
         prog="icelab costmodel calibrate",
         description="Measure a short ladder of metadata states on an engine and storage, fit the planning "
         "cost model and store it as a calibration (exit 2: bad input).",

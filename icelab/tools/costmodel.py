@@ -223,7 +223,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 # --- Command line ---
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """argparse whose errors are one line and exit 2, like every bad input here."""
 
     def error(self, message: str) -> NoReturn:
@@ -232,7 +232,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     """The command's arguments."""
-    p = _Parser(
+    p = OneLineParser(
         prog="icelab costmodel",
         description="Fit planning cost per manifest, entry, partition and file; predict a table's "
         "planning per layout and window (exit 2: bad input).",
