@@ -182,13 +182,21 @@ def fit(
             if notes is not None:
                 notes.append(f"{format}/{mode} not fitted: {why}")
             continue
-        y = part["planning_ms"].astype(float)
-        result = sm.WLS(y, exog, weights=1.0 / y**2).fit()
-        fits[str(mode)] = Fit(format, str(mode), names, result, part)
+        fits[str(mode)] = fit_cells(part, format, str(mode), names)
     if not fits:
         where = f" with at most {limit:,.0f} data files" if limit is not None else ""
         raise ValueError(f"no {format} cells to fit{where}" + (f" ({'; '.join(notes)})" if notes else ""))
     return fits
+
+
+def fit_cells(part: pd.DataFrame, format: str, mode: str, features: Sequence[str]) -> Fit:
+    """The weighted least-squares fit of cells already formed (`cells`, one format and mode, no
+    missing feature): what `fit` does per mode, and what a stored calibration refits from the
+    cells it keeps."""
+    names = tuple(features)
+    exog = sm.add_constant(part[list(names)].astype(float), has_constant="add")
+    y = part["planning_ms"].astype(float)
+    return Fit(format, mode, names, sm.WLS(y, exog, weights=1.0 / y**2).fit(), part)
 
 
 def fit_all(
@@ -222,7 +230,9 @@ def fit_all(
     return out
 
 
-def _predicted(table: pd.DataFrame, fits: Mapping[tuple[str, str], Fit], interval: str) -> pd.DataFrame:
+def predict_cells(
+    table: pd.DataFrame, fits: Mapping[tuple[str, str], Fit], interval: str = "obs"
+) -> pd.DataFrame:
     """`table` (cells) with the prediction of its (format, mode)'s fit and the relative error;
     cells without a fit are dropped."""
     parts = []
@@ -293,8 +303,8 @@ def holdout(
     notes: list[str] = []
     fits = fit_all(frame, features, states, windows, limit, notes)
     table = cells(frame, states, windows)
-    fitted = _predicted(table[table["data_files"] <= limit], fits, interval)
-    held = _predicted(table[table["data_files"] > limit], fits, interval)
+    fitted = predict_cells(table[table["data_files"] <= limit], fits, interval)
+    held = predict_cells(table[table["data_files"] > limit], fits, interval)
     if reference:
         # Two reference runs can hold the same cell (manifest_8mb and manifest_sweep both measure
         # rewrite_8mb): each stays its own cell, named by its experiment.
@@ -305,9 +315,9 @@ def holdout(
         for fmt, mode in missing.itertuples(index=False):
             if (fmt, mode) not in fits:
                 notes.append(f"reference cells of {fmt}/{mode} not predicted: no such fit")
-        ref = _predicted(ref_cells, fits, interval)
+        ref = predict_cells(ref_cells, fits, interval)
     else:
-        ref = _predicted(table.iloc[0:0], fits, interval)
+        ref = predict_cells(table.iloc[0:0], fits, interval)
     return Holdout(limit, fits, fitted, held, ref, notes=notes)
 
 

@@ -25,6 +25,7 @@ WRITERS: dict[str, Callable[[Path, Path], list[Chart]]] = {
     "snapshot_expiry": expiry.charts,
     "schema_evolution": schema_table.charts,
     "metadata_scale": costmodel.charts,
+    "costmodel_calibrate": costmodel.charts,
 }
 DRAWN = (".png", ".svg", ".md", ".html")
 

@@ -10,6 +10,7 @@ from omegaconf import DictConfig
 from icelab.core.errors import UserError
 from icelab.experiments import (
     canonical,
+    costmodel_calibrate,
     datagen,
     doctor,
     doctor_catalogue,
@@ -26,6 +27,7 @@ from icelab.experiments import (
 # alone (0.45 s more than datagen's), small beside the driver JVM every task starts.
 TASKS: dict[str, Callable[[DictConfig], Any]] = {
     "canonical": canonical.run,
+    "costmodel_calibrate": costmodel_calibrate.run,
     "datagen": datagen.run,
     "doctor": doctor.run,
     "doctor_catalogue": doctor_catalogue.run,

@@ -7,10 +7,15 @@ it was not fitted on; printed as text, and written as JSON with `--json`.
     python -m icelab.costmodel --files 5e6 --days 365 --mix 1d=0.6,30d=0.3,180d=0.1
     python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d --json -   # JSON on stdout
     python -m icelab.costmodel --holdout            # fit on <= 1M files, predict 10M and the medium runs
+    icelab costmodel calibrate --storage object --latency-ms 20   # calibrate (icelab.tools.calibrate)
     icelab costmodel ... --json costmodel.json --charts results/costmodel
 
-It is fitted on the newest complete `metadata_scale` run (results/runs, then results/reference)
-unless `--results` names another run. The recommendation minimises planning weighted by the query
+It predicts with the calibration of the engine and storage asked for (`--engine`, `--storage`,
+`--latency-ms`; default local and local) stored under results/calibrations, then
+results/reference/calibrations (icelab.analysis.calibration; `icelab costmodel calibrate` makes
+one), or the one `--calibration` names (refused when measured elsewhere); else, saying so, it is
+fitted on the newest complete `metadata_scale` run (results/runs, then results/reference), or on
+the run `--results` names. The recommendation minimises planning weighted by the query
 mix (`--mix`, default equal weights); targets within the model's out-of-sample error of the best
 are a tie, and each interval comes with the coverage it had on cells the fit never saw (the
 fitted run's states above LIMIT files and the medium runs under `--reference`, predicted by the
@@ -32,6 +37,8 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
+from icelab.analysis import calibration as calibrations
+from icelab.analysis.calibration import Calibration, Where
 from icelab.analysis.manifest_layouts import (
     MANIFESTS_AS_INGESTED,
     TARGETS,
@@ -59,6 +66,7 @@ from icelab.analysis.planning_model import (
     error_summary,
     fit_all,
     holdout,
+    predict_cells,
     repeat_spread,
     spread_summary,
 )
@@ -215,7 +223,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 # --- Command line ---
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """argparse whose errors are one line and exit 2, like every bad input here."""
 
     def error(self, message: str) -> NoReturn:
@@ -224,7 +232,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     """The command's arguments."""
-    p = _Parser(
+    p = OneLineParser(
         prog="icelab costmodel",
         description="Fit planning cost per manifest, entry, partition and file; predict a table's "
         "planning per layout and window (exit 2: bad input).",
@@ -246,7 +254,21 @@ def parser() -> argparse.ArgumentParser:
         help="planning threads: the driver's cores (local) or task slots (distributed); default: the "
         "fitted run's driver cores",
     )
-    p.add_argument("--results", help="the run to fit on (default: newest complete metadata_scale run)")
+    p.add_argument(
+        "--results",
+        help="the run to fit on (default: the calibration of --engine and --storage, else the newest "
+        "complete metadata_scale run)",
+    )
+    p.add_argument("--engine", default="local", help="the engine to predict for (default %(default)s)")
+    p.add_argument("--storage", default="local", help="the storage to predict for: local or object")
+    p.add_argument(
+        "--latency-ms", default="0", help="the round trip added to the store, in ms (default %(default)s)"
+    )
+    p.add_argument(
+        "--calibration",
+        type=Path,
+        help="the calibration file to predict with; refused when measured on another engine or storage",
+    )
     p.add_argument("--reference", default="results/reference", help="the real-data runs --holdout predicts")
     p.add_argument("--limit", default=str(LIMIT), help="--holdout fits on at most this many data files")
     p.add_argument(
@@ -332,14 +354,19 @@ class Request:
     threads: int | None = None  # None: the fitted run's driver cores
     mix: dict[str, float] | None = None  # None: equal weights
     manifests_given: bool = False
+    where: Where = Where("local", "local")  # the engine and storage predicted for
 
 
-def _run_facts(source: Run) -> dict[str, Any]:
-    """What the fitted run's env.json says of where it ran (empty values where it does not)."""
-    try:
-        env = source.env()
-    except (ValueError, OSError):
-        env = {}
+def _run_facts(source: Run | Calibration) -> dict[str, Any]:
+    """What the fitted run's env.json (or the calibration's copy of it) says of where it ran
+    (empty values where it does not)."""
+    if isinstance(source, Calibration):
+        env = source.provenance
+    else:
+        try:
+            env = source.env()
+        except (ValueError, OSError):
+            env = {}
     machine, storage = env.get("machine") or {}, env.get("storage") or {}
     return {
         "machine": {k: machine.get(k) for k in ("hostname", "cpu", "cores", "memory_gib")},
@@ -355,7 +382,7 @@ def _run_facts(source: Run) -> dict[str, Any]:
 class Prediction:
     """A table's predicted planning per layout and window, and the recommended rewrite target."""
 
-    source: Run
+    source: Run | Calibration
     request: Request
     mode: str
     fits: dict[tuple[str, str], Fit]
@@ -412,6 +439,14 @@ def request(args: argparse.Namespace) -> Request:
     )
     threads = None if args.threads is None else int(_positive(args.threads, "threads", whole=True))
     limit = _positive(args.limit, "limit")
+    if args.calibration is not None and args.results is not None:
+        raise UserError("give --calibration or --results, not both: each names what the model is fitted on")
+    try:
+        where = Where.of(args.engine, args.storage, float(args.latency_ms))
+    except ValueError:
+        raise UserError(
+            f"bad --latency-ms '{args.latency_ms}': use a number of milliseconds from 0"
+        ) from None
     return Request(
         args.interval,
         features,
@@ -424,6 +459,7 @@ def request(args: argparse.Namespace) -> Request:
         threads,
         mix,
         args.manifests is not None,
+        where,
     )
 
 
@@ -470,14 +506,26 @@ def measured_error(
     return table, None if pooled.empty else float(pooled["median_abs_error"].iloc[0])
 
 
-def predict(
-    source: Run, asked: Request, mode: str, entry_bytes: str | None, reference: str = "results/reference"
-) -> Prediction:
-    """Fit on `source`; predict the asked table in Iceberg's `mode` and every Parquet mode; weigh
-    the windows by the mix and judge ties by the model's out-of-sample error.
+@dataclass
+class Basis:
+    """What a prediction is fitted on: a stored run, or a calibration made from one, and which
+    calibration that is (or why none is used)."""
+
+    source: Run | Calibration
+    fits: dict[tuple[str, str], Fit]
+    entry_bytes: float
+    entry_source: str
+    threads: int  # the fitted run's driver cores
+    measured: pd.DataFrame  # the fitted cells (the chart draws them)
+    calibration: str
+    notes: list[str]
+
+
+def run_basis(source: Run, asked: Request, entry_bytes: str | None, calibration: str) -> Basis:
+    """The fits of every format and mode on `source`.
 
     Raises:
-        UserError: when nothing can be fitted, or there is no fit of `mode`.
+        UserError: when nothing can be fitted.
     """
     frame, states, windows = load(source)
     notes: list[str] = []
@@ -485,19 +533,115 @@ def predict(
         fits = fit_all(frame, asked.features, states, windows, notes=notes)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    iceberg = {m: f for (fmt, m), f in fits.items() if fmt == ICEBERG}
+    per_entry, entry_source = _entry_bytes(entry_bytes, states)
+    threads = int(frame["planner_threads"].iloc[0])
+    return Basis(
+        source, fits, per_entry, entry_source, threads, cells(frame, states, windows), calibration, notes
+    )
+
+
+def calibration_basis(found: Calibration, entry_bytes: str | None) -> Basis:
+    """The fits a calibration keeps."""
+    if entry_bytes is not None:
+        per_entry, entry_source = _positive(entry_bytes, "entry-bytes"), "given"
+    else:
+        per_entry, entry_source = (
+            found.entry_bytes,
+            found.entry_bytes_from.replace("fitted run", "calibration run"),
+        )
+    measured = pd.concat([f.cells for f in found.fits.values()], ignore_index=True)
+    return Basis(
+        found, dict(found.fits), per_entry, entry_source, found.threads, measured, found.describe(), []
+    )
+
+
+def basis(args: argparse.Namespace, asked: Request) -> Basis:
+    """What to fit on: the calibration named (refused when measured on another engine or storage
+    than asked), the run named, else the calibration of the engine and storage asked for under
+    results/, else (saying so) the newest complete metadata_scale run.
+
+    Raises:
+        UserError: for a calibration that cannot be read or does not match, or nothing to fit.
+    """
+    if args.calibration is not None:
+        try:
+            found = calibrations.read(args.calibration)
+            calibrations.check_match(found, asked.where)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        return calibration_basis(found, args.entry_bytes)
+    if args.results is not None:
+        source = locate(args.results)
+        return run_basis(
+            source, asked, args.entry_bytes, f"none used: --results names the run to fit on ({source.run_id})"
+        )
+    bases = [Path("results")]
+    found = calibrations.matching(asked.where, bases)
+    if found is not None:
+        return calibration_basis(found, args.entry_bytes)
+    source = locate(None)
+    none = (
+        f"none matches {asked.where} (searched {calibrations.searched(bases)}): fitted on run "
+        f"{source.run_id} instead, on the machine, engine and storage that run names"
+    )
+    return run_basis(source, asked, args.entry_bytes, none)
+
+
+def calibration_error(
+    found: Calibration, asked: Request, mode: str, reference: str, notes: list[str]
+) -> tuple[pd.DataFrame, float | None]:
+    """The out-of-sample coverage and error of a calibration's Iceberg `mode`, on the newest
+    real-data reference runs under `reference` measured on its engine and storage (none of them
+    was fitted), and the tie tolerance (None when no such run was predicted)."""
+    alike = []
+    for r in repeat_runs(Path(reference)):
+        try:
+            if Where.of_env(r.env()) == found.where:
+                alike.append(r)
+        except ValueError:
+            continue  # an older run that does not say where it ran
+    runs = newest_of(alike)
+    if not runs:
+        notes.append(f"coverage not measured: no real-data reference run under {reference} on {found.where}")
+        return pd.DataFrame(columns=OUT_OF_SAMPLE_COLUMNS), None
+    try:
+        table = pd.concat(
+            [cells(measurements(r)).assign(experiment=r.experiment) for r in runs], ignore_index=True
+        )
+    except ValueError as exc:
+        notes.append(f"coverage not measured: {exc}")
+        return pd.DataFrame(columns=OUT_OF_SAMPLE_COLUMNS), None
+    empty = pd.DataFrame()
+    held = Holdout(asked.limit, found.fits, empty, empty, predict_cells(table, found.fits, asked.interval))
+    held.reference_runs = [str(r.path) for r in runs]
+    error = out_of_sample(held, ICEBERG, mode)
+    pooled = error[error["set"] == "all"]
+    return error, None if pooled.empty else float(pooled["median_abs_error"].iloc[0])
+
+
+def predict(found: Basis, asked: Request, mode: str, reference: str = "results/reference") -> Prediction:
+    """Predict the asked table with `found`'s fits in Iceberg's `mode` and every Parquet mode;
+    weigh the windows by the mix and judge ties by the model's out-of-sample error.
+
+    Raises:
+        UserError: when there is no fit of `mode`.
+    """
+    iceberg = {m: f for (fmt, m), f in found.fits.items() if fmt == ICEBERG}
     if mode not in iceberg:
         have = ", ".join(iceberg) or "none"
-        raise UserError(f"no Iceberg fit for mode '{mode}' in {source.path} (fitted: {have})")
-    parquet = {m: f for (fmt, m), f in fits.items() if fmt == PARQUET}
-    per_entry, entry_source = _entry_bytes(entry_bytes, states)
-    threads = asked.threads or int(frame["planner_threads"].iloc[0])
-    error, tolerance = measured_error(source, asked, mode, reference, notes)
+        raise UserError(f"no Iceberg fit for mode '{mode}' in {found.source.path} (fitted: {have})")
+    parquet = {m: f for (fmt, m), f in found.fits.items() if fmt == PARQUET}
+    threads = asked.threads or found.threads
+    notes = list(found.notes)
+    if isinstance(found.source, Calibration):
+        error, tolerance = calibration_error(found.source, asked, mode, reference, notes)
+    else:
+        error, tolerance = measured_error(found.source, asked, mode, reference, notes)
     table = predict_table(
         asked.files,
         asked.days,
         list(asked.windows),
-        per_entry,
+        found.entry_bytes,
         iceberg[mode],
         asked.targets,
         asked.manifests,
@@ -506,37 +650,40 @@ def predict(
         threads,
     )
     return Prediction(
-        source,
+        found.source,
         asked,
         mode,
-        fits,
-        per_entry,
-        entry_source,
+        found.fits,
+        found.entry_bytes,
+        found.entry_source,
         threads,
         table,
         recommend(table, asked.mix or equal_weights(asked.windows), tolerance),
         notes,
-        cells(frame, states, windows),
+        found.measured,
         error,
         outside_range(table, asked.files, iceberg[mode]),
-        assumptions(source, asked, mode, per_entry, entry_source, threads, iceberg[mode]),
+        assumptions(found, asked, mode, threads, iceberg[mode]),
     )
 
 
-def assumptions(
-    source: Run, asked: Request, mode: str, entry_bytes: float, entry_source: str, threads: int, model: Fit
-) -> dict[str, Any]:
+def assumptions(found: Basis, asked: Request, mode: str, threads: int, model: Fit) -> dict[str, Any]:
     """Every figure the prediction takes as given, and where each came from."""
-    facts = _run_facts(source)
+    fitted = "the calibration's" if isinstance(found.source, Calibration) else "the fitted run's"
     return {
-        **facts,
-        "calibration": f"none stored: the model is fitted on run {source.run_id}, on the machine, engine "
-        "and storage that run names",
+        **_run_facts(found.source),
+        "asked": {
+            "engine": asked.where.engine,
+            "storage": asked.where.storage,
+            "latency_ms": asked.where.latency_ms,
+        },
+        "calibration": found.calibration,
+        "facts_from": fitted,
         "mode": mode,
         "threads": threads,
-        "threads_from": "given" if asked.threads else "the fitted run's driver cores",
-        "entry_bytes": entry_bytes,
-        "entry_bytes_from": entry_source,
+        "threads_from": "given" if asked.threads else f"{fitted} driver cores",
+        "entry_bytes": found.entry_bytes,
+        "entry_bytes_from": found.entry_source,
         "manifests_as_ingested": asked.manifests,
         "manifests_from": "given"
         if asked.manifests_given
@@ -547,9 +694,13 @@ def assumptions(
     }
 
 
-def _heading(source: Run) -> list[str]:
+def _heading(source: Run | Calibration) -> list[str]:
+    if isinstance(source, Calibration):
+        head = f"costmodel: {source.describe()}, experiment {source.experiment}"
+    else:
+        head = f"costmodel: fitted on {source.path} (run {source.run_id}, experiment {source.experiment})"
     return [
-        f"costmodel: fitted on {source.path} (run {source.run_id}, experiment {source.experiment})",
+        head,
         "  least squares weighted 1/planning_ms^2 (relative error) on the median planning_ms of each "
         "(dataset, layout, mode, query, window) cell over its measured repetitions (no warm-ups, status ok)",
     ]
@@ -582,16 +733,16 @@ def error_text(rec: dict[str, Any], mode: str) -> str:
     return f"median absolute out-of-sample error {pct(rec['tolerance'], 1)}, Iceberg {mode}"
 
 
-def coverage_line(error: pd.DataFrame, interval: str, limit: float) -> str:
+def coverage_line(error: pd.DataFrame, interval: str, limit: float, calibrated: bool = False) -> str:
     """The interval's coverage as measured on cells the fit never saw, or that it was not."""
     sets = error[error["set"] != "all"]
     if sets.empty:
         return f"  coverage not measured: no cell was predicted out of sample ({INTERVALS[interval]})"
     found = "; ".join(f"{pct(r.coverage)} of {r.cells:,} cells of {r.what}" for r in sets.itertuples())
-    return (
-        f"  coverage of the {LEVEL:.0%} interval, measured out of sample (the same fit on the states up to "
-        f"{limit:,.0f} data files): {found}"
+    fit = (
+        "the calibration's fit" if calibrated else f"the same fit on the states up to {limit:,.0f} data files"
     )
+    return f"  coverage of the {LEVEL:.0%} interval, measured out of sample ({fit}): {found}"
 
 
 def assumptions_text(given: dict[str, Any]) -> str:
@@ -600,8 +751,10 @@ def assumptions_text(given: dict[str, Any]) -> str:
     commit = (given["commit"] or "?")[:7] + (" (dirty)" if given["dirty"] else "")
     latency = "" if given["latency_ms"] is None else f", latency {given['latency_ms']} ms"
     lines = [
-        f"machine: {m['hostname']}, {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB (the fitted run's)",
-        f"engine and storage: {given['engine']}, {given['storage']}{latency}; commit {commit}",
+        f"machine: {m['hostname']}, {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB "
+        f"({given['facts_from']})",
+        f"engine and storage: {given['engine']}, {given['storage']}{latency}; commit {commit} (asked for "
+        f"{Where.of(**given['asked'])})",
         f"calibration: {given['calibration']}",
         f"planning threads: {given['threads']} ({given['threads_from']}); Iceberg mode {given['mode']}",
         f"entry bytes: {given['entry_bytes']:,.0f} ({given['entry_bytes_from']})",
@@ -622,10 +775,11 @@ def prediction_text(result: Prediction) -> str:
         "\n" + coefficient_report(result.fits),
         f"\ntable: {files:,} data files over {days:,} days ({files / days:,.0f} per day), "
         f"entries of {result.entry_bytes:,.0f} bytes ({result.entry_source}), Iceberg mode {result.mode} on "
-        f"{result.threads} planning threads" + (" (the fitted run's)" if asked.threads is None else ""),
+        f"{result.threads} planning threads"
+        + (f" ({result.assumptions['facts_from']})" if asked.threads is None else ""),
         *([f"outside the fitted range: {result.outside}"] if result.outside else []),
         prediction_report(result.table, asked.windows, asked.interval),
-        coverage_line(result.error, asked.interval, asked.limit),
+        coverage_line(result.error, asked.interval, asked.limit, isinstance(result.source, Calibration)),
         "\n" + assumptions_text(result.assumptions),
         "\n" + recommendation_line(rec),
         tie_line(rec, error_text(rec, result.mode) if rec["tolerance"] is not None else ""),
@@ -637,8 +791,22 @@ def prediction_text(result: Prediction) -> str:
 
 def _run_json(result: Check | Prediction) -> dict[str, Any]:
     source = result.source
+    calibrated = isinstance(source, Calibration)
     return {
-        "run": {"path": str(source.path), "run_id": source.run_id, "experiment": source.experiment},
+        "run": {
+            "path": source.provenance.get("run_path") if calibrated else str(source.path),
+            "run_id": source.run_id,
+            "experiment": source.experiment,
+        },
+        "calibration": {
+            "path": str(source.path),
+            "engine": source.where.engine,
+            "storage": source.where.storage,
+            "latency_ms": source.where.latency_ms,
+            "commit": (source.provenance.get("git") or {}).get("commit"),
+        }
+        if calibrated
+        else None,
         "interval": INTERVALS[result.request.interval],
         "level": LEVEL,
     }
@@ -714,13 +882,14 @@ def run(args: argparse.Namespace, out: Any = None) -> dict[str, Any]:
     asked = request(args)
     if args.charts:
         args.charts.mkdir(parents=True, exist_ok=True)
-    source = locate(args.results)
     result: Check | Prediction
     if args.holdout:
-        result = check(source, asked, args.reference)
+        if args.calibration is not None:
+            raise UserError("--holdout checks a fit on a run's states: give --results, not --calibration")
+        result = check(locate(args.results), asked, args.reference)
         text, data = check_text(result), check_json(result)
     else:
-        result = predict(source, asked, args.mode, args.entry_bytes, args.reference)
+        result = predict(basis(args, asked), asked, args.mode, args.reference)
         text, data = prediction_text(result), prediction_json(result)
     if _to_stdout(args):
         text = json.dumps(data, indent=2, default=str)
@@ -735,7 +904,14 @@ def _to_stdout(args: argparse.Namespace) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Fit, then predict or check; 0, or 2 after one line on stderr for bad input."""
+    """Fit, then predict or check (`calibrate`: make a calibration, icelab.tools.calibrate); 0, or
+    2 after one line on stderr for bad input."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["calibrate"]:
+        # Imported here: only this verb starts a benchmark.
+        from icelab.tools.calibrate import main as calibrate
+
+        return calibrate(argv[1:])
     try:
         args = parser().parse_args(argv)
         data = run(args)

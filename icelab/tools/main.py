@@ -20,7 +20,7 @@ VERBS: dict[str, str] = {
     "reference": "copy complete runs into results/reference and redraw",
     "schema-check": "is each schema change safe, rejected or a hazard",
     "doctor": "manifest health and rewrite advice on any Iceberg table",
-    "costmodel": "planning cost model: a table's planning per manifest layout",
+    "costmodel": "planning cost model: a table's planning per manifest layout (calibrate: fit one)",
     "docs": "rewrite the figure blocks of README.md and docs/ from results",
 }
 

@@ -69,10 +69,10 @@ class MetaSizeConfig(_Strict):
 
 
 class MetadataScaleConfig(_Strict):
-    """The `experiment` section of `metadata_scale`."""
+    """The `experiment` section of `metadata_scale` (and of `costmodel_calibrate`, which runs it)."""
 
     name: str = Field(min_length=1)
-    task: Literal["metadata_scale"]
+    task: Literal["metadata_scale", "costmodel_calibrate"]
     query: str = Field(min_length=1)
     windows: list[WindowName] = Field(min_length=1)
     end: dt.date = Field(description="the last day of every state ends at this UTC midnight")

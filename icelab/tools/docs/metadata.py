@@ -8,9 +8,10 @@ import io
 from collections.abc import Callable
 from pathlib import Path
 
-from icelab.analysis import model_checks, planning_model, planning_runs, scale_states
+from icelab.analysis import calibration, model_checks, planning_model, planning_runs, scale_states
 from icelab.analysis.effect_intervals import MIN_VALUES
 from icelab.analysis.model_checks import BAR, EXPERIMENT, sitting_check, utc
+from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
 from icelab.charts.costmodel import ANCHORS
 from icelab.core.runs import Run
 from icelab.tools import costmodel
@@ -136,6 +137,39 @@ def example_block(results: Path) -> str:
     return render("metadata/example.md.j2", args=shown, output=text.rstrip())
 
 
+def calibrations_block(results: Path) -> str:
+    """The committed calibrations (results/reference/calibrations): where each was measured, by
+    which run and commit, on what, how long it took, and its Iceberg fit's coefficients."""
+    found = []
+    for path in sorted((results / calibration.SHIPPED).glob("*.json")):
+        c = calibration.read(path)
+        model = calibration.iceberg_fit(c, ICEBERG_DEFAULT_MODE)
+        machine = c.provenance.get("machine") or {}
+        cells = model.cells
+        seconds = c.provenance.get("calibrate_s")
+        found.append(
+            {
+                "file": path.name,
+                "where": str(c.where),
+                "machine": f"{machine.get('cpu')}, {machine.get('cores')} cores",
+                "run_id": c.run_id,
+                "commit": c.commit,
+                "states": c.provenance.get("states") or [],
+                "n": model.n,
+                "r2": model.r2,
+                "minutes": None if seconds is None else seconds / 60,
+                "mode": model.mode,
+                "threads": c.threads,
+                "files_low": cells["data_files"].min(),
+                "files_high": cells["data_files"].max(),
+                "largest_low": cells["largest_manifest_entries"].min(),
+                "largest_high": cells["largest_manifest_entries"].max(),
+                "report": costmodel.coefficient_report({(model.format, model.mode): model}),
+            }
+        )
+    return render("metadata/calibrations.md.j2", calibrations=found)
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "meta-states": states_table,
     "meta-counts": counts_table,
@@ -147,4 +181,5 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "costmodel-repeat": repeat_block,
     "costmodel-sitting": sitting_block,
     "costmodel-example": example_block,
+    "costmodel-calibrations": calibrations_block,
 }

@@ -1,0 +1,136 @@
+"""`icelab costmodel` with calibrations: the one of the engine and storage asked for is used and
+named, none matching is said, one named for another engine or storage is refused in one line, a
+table beyond its fitted range is said, and targets within its error are a tie (no Spark)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from icelab.analysis import calibration
+from icelab.analysis.calibration import Where
+from icelab.tools.costmodel import main
+from tests.analysis.test_calibration import LOCAL, STORE_20, made
+from tests.analysis.test_planning_model import synthetic
+from tests.tools.test_costmodel import REFERENCE, write_run
+
+TABLE = ["--files", "1.8e6", "--days", "180", "--windows", "1d,30d", "--targets", "1MB,8MB"]
+
+
+def predicted(capsys, *args: str) -> tuple[str, dict]:
+    """The text and the JSON of one prediction."""
+    assert main([*args]) == 0
+    text = capsys.readouterr().out
+    assert main([*args, "--json", "-"]) == 0
+    return text, json.loads(capsys.readouterr().out)
+
+
+def test_the_calibration_of_the_engine_and_storage_asked_is_used_and_named(tmp_path, capsys, monkeypatch):
+    write_run(tmp_path / "results", *synthetic())
+    cal = made(tmp_path, LOCAL, tmp_path / "results" / calibration.SHIPPED)
+    monkeypatch.chdir(tmp_path)
+    text, data = predicted(capsys, *TABLE, "--reference", str(tmp_path / "none"))
+    shipped = f"results/reference/calibrations/{cal.name}"
+    said = f"calibration local/local 0 ms, run 20261128T000000Z-abcdef, commit 1234567 ({shipped})"
+    assert f"costmodel: {said}" in text and f"  calibration: {said}" in text
+    assert data["calibration"]["path"] == shipped
+    assert data["calibration"]["engine"] == "local" and data["assumptions"]["calibration"] == said
+    # Asked about the store at 20 ms, which no calibration here was measured on: said, and the
+    # prediction falls back to the newest run of states.
+    text, data = predicted(capsys, *TABLE, "--storage", "object", "--latency-ms", "20", "--reference", "none")
+    assert "calibration: none matches local/object 20 ms (searched results/calibrations, " in text
+    assert "costmodel: fitted on results/runs/metadata_scale/" in text and data["calibration"] is None
+
+
+@pytest.mark.parametrize(
+    ("made_on", "asked"),
+    [
+        (Where.of("standalone", "local"), []),
+        (STORE_20, []),
+        (LOCAL, ["--storage", "object", "--latency-ms", "20"]),
+        (LOCAL, ["--engine", "standalone"]),
+        (STORE_20, ["--storage", "object", "--latency-ms", "0"]),
+    ],
+)
+def test_a_calibration_named_for_another_engine_or_storage_is_refused(tmp_path, capsys, made_on, asked):
+    path = made(tmp_path, made_on)
+    assert main([*TABLE, "--calibration", str(path), *asked]) == 2
+    err = capsys.readouterr().err
+    wanted = Where.of(
+        asked[asked.index("--engine") + 1] if "--engine" in asked else "local",
+        asked[asked.index("--storage") + 1] if "--storage" in asked else "local",
+        float(asked[asked.index("--latency-ms") + 1]) if "--latency-ms" in asked else 0,
+    )
+    assert err.count("\n") == 1 and err.startswith("icelab: error: calibration ")
+    assert f"was measured on {made_on}, not on {wanted} as asked" in err
+
+
+def test_a_table_beyond_the_calibrations_fitted_range_says_so(tmp_path, capsys):
+    path = made(tmp_path, LOCAL)
+    args = ["--days", "180", "--windows", "1d", "--targets", "1MB,8MB", "--calibration", str(path)]
+    args += ["--reference", str(tmp_path / "none")]
+    inside, data = predicted(capsys, *args, "--files", "1.8e6")
+    assert "outside the fitted range" not in inside and data["outside_fitted_range"] is None
+    beyond, data = predicted(capsys, *args, "--files", "2e7")
+    said = "outside the fitted range: 20,000,000 data files (fitted 200,000 to 10,000,000)"
+    assert said in beyond and data["outside_fitted_range"].startswith("20,000,000 data files (fitted 200,000")
+    assert any(p["extrapolated"] for p in data["predictions"])
+
+
+def test_targets_within_the_calibrations_error_are_a_tie(tmp_path, capsys):
+    # The medium reference runs (local engine, local disk) were never fitted: the calibration's
+    # median error on them is the tolerance (19% for this synthetic calibration). On this table
+    # 2MB and 8MB manifests plan about 7% apart, 32MB about 47% slower than 2MB.
+    path = made(tmp_path, LOCAL)
+    args = ["--files", "1e6", "--days", "180", "--windows", "1d,30d", "--targets", "2MB,8MB,32MB"]
+    text, data = predicted(capsys, *args, "--calibration", str(path), "--reference", str(REFERENCE))
+    rec = data["recommendation"]
+    assert "coverage of the 95% interval, measured out of sample (the calibration's fit)" in text
+    per, tolerance = rec["per_target"], rec["tolerance"]
+    assert tolerance > 0 and data["tie"] == ["2MB", "8MB"]
+    assert per["8MB"] <= per["2MB"] * (1 + tolerance) < per["32MB"]
+    said = "tie: 2MB and 8MB are a tie within the model's error (median absolute out-of-sample error "
+    assert said in text
+
+
+def test_calibration_and_results_together_are_one_line(tmp_path, capsys):
+    path = made(tmp_path, LOCAL)
+    assert main([*TABLE, "--calibration", str(path), "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "give --calibration or --results, not both" in err
+
+
+def test_an_unreadable_calibration_is_one_line(tmp_path, capsys):
+    path = tmp_path / "local-local-0ms.json"
+    path.write_text("{}")
+    assert main([*TABLE, "--calibration", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a calibration icelab can read" in err
+
+
+def test_a_calibration_from_a_stored_run(tmp_path, capsys):
+    from tests.analysis.test_calibration import state_run
+
+    run = state_run(tmp_path, STORE_20)
+    into = tmp_path / "cals"
+    assert main(["calibrate", "--from", str(run.path), "--into", str(into)]) == 0
+    assert "calibration local/object 20 ms, run 20261128T000000Z-abcdef" in capsys.readouterr().out
+    assert calibration.read(into / "local-object-20ms.json").where == STORE_20
+    assert main(["calibrate", "--from", str(tmp_path / "nowhere")]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+
+
+def test_the_calibrate_command_line_names_engine_and_storage(tmp_path):
+    from icelab.tools.calibrate import command, parser
+
+    line = command(parser().parse_args(["--storage", "object", "--latency-ms", "20", "meta=[meta_micro]"]))
+    assert line[2:] == [
+        "experiment=costmodel_calibrate",
+        "engine=local",
+        "storage=object",
+        "storage.latency_ms=20",
+        "meta=[meta_micro]",
+    ]
+    assert Path(line[1]).name == "run.py"
