@@ -92,8 +92,10 @@ def target_block(results: Path) -> str:
     before = [p for files in sizes for p in scale_states.window_plans(main, "1d", files)]
     for plan in plans + before:
         plan["within"] = plan["median_s"] <= DAY_PLAN_BAR_S
-    built = target.meta()["states"]
-    files, days = (next(iter(built.values()))[key] for key in ("data_files", "days"))
+    if not plans:
+        raise LookupError(f"{target.path}: no 1d plan of a rewritten layout")
+    state = target.meta()["states"][plans[0]["dataset"]]
+    files, days = state["data_files"], state["days"]
     shown = ["--files", str(files), "--days", str(days), "--windows", "1d"]
     return render(
         "metadata/target.md.j2",
