@@ -92,6 +92,45 @@ def window_counts(run: Run) -> list[dict[str, Any]]:
     return rows
 
 
+def window_plans(run: Run, window: str, data_files: int | None = None) -> list[dict[str, Any]]:
+    """Per rewritten layout and Iceberg mode of each state (of `data_files` entries when given),
+    the plan of one window: the layout's target, manifests and mean entries per manifest
+    (states.csv), the manifests and entries the plan read (Iceberg's scan report), the largest
+    manifest among them (windows.csv: one worker thread reads it alone), and its planning seconds
+    over the rows that count: median, rounds, lowest and highest."""
+    stored_run = stored(run)
+    built = stored_run.table("states.csv").set_index(["dataset", "profile"])
+    reads = stored_run.table("windows.csv").set_index(["dataset", "profile", "window"])
+    m = stored_run.counted()
+    ice = m[(m["format"] == "iceberg") & (m["window"] == window) & (m["profile"] != "as_ingested")]
+    rows = []
+    for (dataset, profile, setup), part in ice.groupby(["dataset", "profile", "setup"]):
+        state, read = built.loc[(dataset, profile)], reads.loc[(dataset, profile, window)]
+        if data_files is not None and state["data_files"] != data_files:
+            continue
+        seconds = part["planning_ms"] / 1e3
+        rows.append(
+            {
+                "run": run.run_id,
+                "dataset": dataset,
+                "profile": profile,
+                "setup": setup,
+                "target": state["target"],
+                "data_files": int(state["data_files"]),
+                "manifests": int(state["manifests"]),
+                "entries_per_manifest": state["data_files"] / state["manifests"],
+                "manifests_read": int(part["manifests_scanned"].median()),
+                "entries_read": int((part["files_scanned"] + part["files_skipped"]).median()),
+                "largest_read": int(read["largest_manifest_entries"]),
+                "median_s": seconds.median(),
+                "n": len(seconds),
+                "low_s": seconds.min(),
+                "high_s": seconds.max(),
+            }
+        )
+    return rows
+
+
 def planning_grids(run: Run) -> list[dict[str, Any]]:
     """Per state: median planning seconds and rounds per variant (rows) and window (columns, shortest
     first), the fewest and most rounds of a cell, and whether they differ."""

@@ -61,7 +61,7 @@ class MetaVariant(Variant):
 
 
 def meta_variants(state: MetaState) -> list[Variant]:
-    """Parquet per listing mode, then each Iceberg layout per planning mode."""
+    """Parquet per listing mode, then each measured Iceberg layout per planning mode."""
     found: list[Variant] = []
     if state.has_parquet:
         for mode in state.size.listing:
@@ -75,7 +75,8 @@ def meta_variants(state: MetaState) -> list[Variant]:
                     name=f"parquet/listing_{mode}",
                 )
             )
-    for layout_name in state.layouts:
+    measured = state.size.measured_layouts or state.layouts
+    for layout_name in (name for name in state.layouts if name in measured):
         for mode in state.size.modes:
             planning = "distributed" if mode == "distributed" else "local"
             found.append(

@@ -85,6 +85,22 @@ def test_every_size_keeps_the_studys_layouts(compose_cfg, size: str) -> None:
         assert np.median([len(m) for m in manifests]) <= 2
 
 
+def test_only_the_measured_layouts_are_measured_every_layout_is_built(compose_cfg, tmp_path: Path) -> None:
+    """meta.<size>.measured_layouts (meta_10m_target: its rewrite, not the as-ingested layout of
+    minutes a plan): Iceberg variants of those layouts alone, in every mode, while the state still
+    builds every layout; a name that is not a layout of the state is refused."""
+    from icelab.experiments.metadata_scale import meta_variants
+
+    cfg = compose_cfg(*MICRO[:2], "meta.meta_micro.measured_layouts=[rewrite_64kb]")
+    size, exp = meta_configs(cfg)["meta_micro"], metadata_scale_config(cfg)
+    state = MetaState("meta_micro", size, exp, None, exp.seed, "0" * 12, tmp_path)  # type: ignore[arg-type]
+    variants = [v.label for v in meta_variants(state) if v.format == "iceberg"]
+    assert variants == [f"iceberg/rewrite_64kb/{mode}" for mode in size.modes]
+    assert state.layouts == [AS_INGESTED, "rewrite_64kb"]
+    with pytest.raises(UserError, match="measured_layouts"):
+        meta_configs(compose_cfg(*MICRO[:2], "meta.meta_micro.measured_layouts=[rewrite_1mb]"))
+
+
 def test_range_starts_never_split_a_day() -> None:
     per_day = np.array([10, 1, 1, 30, 5, 5, 5, 5])
     starts = layout.range_starts(per_day, 4)

@@ -1,5 +1,6 @@
 """docs/metadata-scale.md's planning block: a state whose cells have different rounds prints
-each cell's n (the one-sitting block: `tests/analysis/test_model_checks.py`).
+each cell's n (the one-sitting block: `tests/analysis/test_model_checks.py`); its target block
+judges the 1-day plan at the target against one second, from the measured plans only.
 
 No Spark: a copy of the stored run.
 """
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+
+import pandas as pd
 
 from icelab.tools.docs import metadata
 from tests.tools.test_docs_planning import REFERENCE
@@ -23,3 +26,38 @@ def test_a_state_whose_cells_have_different_n_prints_each_cells_n(tmp_path: Path
     assert "| `iceberg/as_ingested/local` | 84.45 (1) |" in ten
     one = text.split("**`meta_1m")[1].split("**`")[0]
     assert "(n = 2)" in one and " (2) |" not in one  # one n for the whole state: said once
+
+
+def _target_set(tmp_path: Path, scale: float) -> Path:
+    """A results directory with the main reference run, and in the target set a copy of its 10M
+    state's rows with planning times `scale`d, plus a warm-up slower than any measured plan."""
+    main = sorted((REFERENCE / metadata.EXPERIMENT).iterdir())[-1]
+    shutil.copytree(main, tmp_path / "reference" / metadata.EXPERIMENT / main.name)
+    target = tmp_path / "reference" / metadata.TARGET_SET / metadata.EXPERIMENT / main.name
+    shutil.copytree(main, target)
+    m = pd.read_parquet(target / "measurements.parquet")
+    m = m[m["dataset"].str.startswith("meta_10m")].assign(planning_ms=lambda d: d["planning_ms"] * scale)
+    warm = m[(m["variant"] == "iceberg/rewrite_64mb/local") & (m["window"] == "1d")].head(1)
+    warm = warm.assign(warmup=True, repetition=-1, planning_ms=1e6)
+    pd.concat([m, warm], ignore_index=True).to_parquet(target / "measurements.parquet", index=False)
+    return tmp_path
+
+
+def test_the_day_plan_at_the_target_is_judged_against_one_second_beside_the_layouts_before_it(
+    tmp_path: Path,
+) -> None:
+    text = metadata.target_block(_target_set(tmp_path, 0.25))
+    # The target set's row first (a quarter of the main run's times), then the main run's.
+    rows = [line for line in text.splitlines() if "| rewrite_64mb | local |" in line]
+    assert len(rows) == 2
+    assert "| 0.44 | 3 | 0.43 to 0.45 | yes |" in rows[0]
+    assert "| 1.76 | 3 | 1.74 to 1.79 | no |" in rows[1]
+    # Only the 10M state's rewritten layouts, not the smaller states' or the as-ingested one.
+    assert "meta_1m" not in text and "as_ingested" not in text
+    assert "planning took 0.44 s at the median of 3 plans (0.43 to 0.45 s): within 1 s." in text
+
+
+def test_a_day_plan_over_one_second_is_said_to_be_over_it(tmp_path: Path) -> None:
+    text = metadata.target_block(_target_set(tmp_path, 1.0))
+    assert "planning took 1.76 s at the median of 3 plans (1.74 to 1.79 s): above 1 s." in text
+    assert "within 1 s" not in text and "| yes |" not in text

@@ -37,6 +37,8 @@ class MetaSizeConfig(_Strict):
         heap: the builder JVM's heap.
         fresh_jvm: measure each cell of this state in a driver JVM of its own (a new session
             before each measurement), so no cell inherits the heap earlier plans grew.
+        measured_layouts: the Iceberg layouts measured; null: every one. The others are still
+            built (a rewrite is sized from the as-ingested layout's bytes per entry).
     """
 
     data_files: int = Field(gt=0)
@@ -53,6 +55,7 @@ class MetaSizeConfig(_Strict):
     single_round_entries: int | None = Field(default=None, gt=0)
     heap: str = Field(default="4g", pattern=r"^\d+[kmgKMG]$")
     fresh_jvm: bool = False
+    measured_layouts: list[str] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _check(self) -> MetaSizeConfig:
@@ -60,6 +63,11 @@ class MetaSizeConfig(_Strict):
             if not name.isidentifier() or name == "as_ingested":
                 raise ValueError(f"rewrite layout name '{name}': use a name like rewrite_8mb")
             parse_size(size)
+        unknown = set(self.measured_layouts or []) - {"as_ingested", *self.rewrites}
+        if unknown:
+            raise ValueError(
+                f"measured_layouts {sorted(unknown)}: not as_ingested or a rewrite of this state"
+            )
         if self.data_files < self.manifests * self.days:
             raise ValueError(
                 f"{self.data_files} data files over {self.manifests} manifests x {self.days} days: "

@@ -20,6 +20,11 @@ from icelab.tools.docs.sources import provenance, reference_run
 
 # What Iceberg wrote for the real medium dataset, the entry size the states must come near.
 MEDIUM_RUN = "manifest_8mb"
+# The reference set (under results/reference) of the 10M table rewritten at its recommended
+# target: a set of its own, so the states' tables keep the run that holds every state.
+TARGET_SET = "clustered-10m"
+# What a 1-day plan at 10M files should take here, at most (seconds).
+DAY_PLAN_BAR_S = 1.0
 
 
 def _run(results: Path) -> Run:
@@ -75,6 +80,37 @@ def anchors_table(results: Path) -> str:
     return render("metadata/anchors.md.j2", provenance=provenance(run), rows=rows, chart=chart)
 
 
+def target_block(results: Path) -> str:
+    """The 1-day plan of the 10M table at its recommended target (the TARGET_SET run) against
+    DAY_PLAN_BAR_S, beside the same plan on the main set's rewritten layouts of that size.
+
+    Raises:
+        LookupError: when the TARGET_SET holds no complete run.
+    """
+    target, main = reference_run(results, EXPERIMENT, TARGET_SET), _run(results)
+    plans = scale_states.window_plans(target, "1d")
+    sizes = sorted({p["data_files"] for p in plans})
+    before = [p for files in sizes for p in scale_states.window_plans(main, "1d", files)]
+    for plan in plans + before:
+        plan["within"] = plan["median_s"] <= DAY_PLAN_BAR_S
+    if not plans:
+        raise LookupError(f"{target.path}: no 1d plan of a rewritten layout")
+    state = target.meta()["states"][plans[0]["dataset"]]
+    files, days = state["data_files"], state["days"]
+    shown = ["--files", str(files), "--days", str(days), "--windows", "1d"]
+    return render(
+        "metadata/target.md.j2",
+        args=shown,
+        advice=_costmodel_lines(shown, main, results, ("recommended:", "weighted planning", "tie:")),
+        provenance=provenance(target),
+        main_provenance=provenance(main),
+        plans=plans,
+        before=before,
+        bar=DAY_PLAN_BAR_S,
+        set=TARGET_SET,
+    )
+
+
 def fit_block(results: Path) -> str:
     """Coefficients with 95% intervals of the fit on the states up to 1M files."""
     run = _run(results)
@@ -125,15 +161,24 @@ def sitting_block(results: Path) -> str:
     )
 
 
-def example_block(results: Path) -> str:
-    """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run."""
-    run = _run(results)
+def _costmodel(shown: list[str], run: Run, results: Path) -> str:
+    """What `python -m icelab.costmodel <shown>` prints, fitted on `run`."""
     out = io.StringIO()
-    shown = ["--files", "5e6", "--days", "365", "--windows", "1d,30d"]
     # --reference: the held-out runs of this results directory, wherever `icelab docs` runs from.
     args = [*shown, "--results", str(run.path), "--reference", str(results / "reference")]
     costmodel.run(costmodel.parser().parse_args(args), out=out)
-    text = out.getvalue().replace(str(run.path), f"results/reference/{EXPERIMENT}/{run.run_id}")
+    return out.getvalue().replace(str(run.path), f"results/reference/{EXPERIMENT}/{run.run_id}")
+
+
+def _costmodel_lines(shown: list[str], run: Run, results: Path, starts: tuple[str, ...]) -> list[str]:
+    """The lines of `_costmodel`'s output that begin with one of `starts`."""
+    return [line for line in _costmodel(shown, run, results).splitlines() if line.startswith(starts)]
+
+
+def example_block(results: Path) -> str:
+    """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run."""
+    shown = ["--files", "5e6", "--days", "365", "--windows", "1d,30d"]
+    text = _costmodel(shown, _run(results), results)
     return render("metadata/example.md.j2", args=shown, output=text.rstrip())
 
 
@@ -176,6 +221,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "meta-planning": planning_tables,
     "meta-modes": modes_table,
     "meta-anchors": anchors_table,
+    "meta-target": target_block,
     "costmodel-fit": fit_block,
     "costmodel-holdout": holdout_block,
     "costmodel-repeat": repeat_block,

@@ -14,15 +14,17 @@ from icelab.core.runs import Run, find_runs, latest_runs
 CONF = Path(__file__).resolve().parents[3] / "conf"
 
 
-def reference_run(results: Path, experiment: str) -> Run:
-    """The newest complete run of `experiment` under `<results>/reference`.
+def reference_run(results: Path, experiment: str, reference_set: str = "") -> Run:
+    """The newest complete run of `experiment` under `<results>/reference` (or the reference set
+    of that name inside it, kept apart from the main set: `costmodel-sitting`, ...).
 
     Raises:
         LookupError: when none is stored (a block must not be written without its result).
     """
-    run = latest_runs(find_runs(results / "reference")).get(experiment)
+    base = results / "reference" / reference_set if reference_set else results / "reference"
+    run = latest_runs(find_runs(base)).get(experiment)
     if run is None:
-        raise LookupError(f"no complete {experiment} run under {results / 'reference'}")
+        raise LookupError(f"no complete {experiment} run under {base}")
     return run
 
 
