@@ -96,9 +96,11 @@ def window_plans(run: Run, window: str, data_files: int | None = None) -> list[d
     """Per rewritten layout and Iceberg mode of each state (of `data_files` entries when given),
     the plan of one window: the layout's target, manifests and mean entries per manifest
     (states.csv), the manifests and entries the plan read (Iceberg's scan report), the largest
-    manifest among them (windows.csv: one worker thread reads it alone), and its planning seconds
-    over the rows that count: median, rounds, lowest and highest."""
+    manifest among them (windows.csv: one worker thread reads it alone), its planning seconds
+    over the rows that count: median, rounds, lowest and highest, and the CPU it ran on."""
     stored_run = stored(run)
+    # Plans of two runs compare only on one CPU: say which each ran on.
+    cpu = (run.env().get("machine") or {}).get("cpu") or "?"
     built = stored_run.table("states.csv").set_index(["dataset", "profile"])
     reads = stored_run.table("windows.csv").set_index(["dataset", "profile", "window"])
     m = stored_run.counted()
@@ -112,6 +114,7 @@ def window_plans(run: Run, window: str, data_files: int | None = None) -> list[d
         rows.append(
             {
                 "run": run.run_id,
+                "cpu": cpu,
                 "dataset": dataset,
                 "profile": profile,
                 "setup": setup,

@@ -7,6 +7,7 @@ No Spark: a copy of the stored run.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -61,3 +62,24 @@ def test_a_day_plan_over_one_second_is_said_to_be_over_it(tmp_path: Path) -> Non
     text = metadata.target_block(_target_set(tmp_path, 1.0))
     assert "planning took 1.76 s at the median of 3 plans (1.74 to 1.79 s): above 1 s." in text
     assert "within 1 s" not in text and "| yes |" not in text
+
+
+def test_every_run_of_the_target_set_is_shown_with_the_cpu_it_ran_on(tmp_path: Path) -> None:
+    """Two runs of the target set: both are rows, the newer first, each with its run's CPU (plans
+    of two machines do not compare), and the sentence judges the newer one."""
+    results = _target_set(tmp_path, 0.25)
+    base = results / "reference" / metadata.TARGET_SET / metadata.EXPERIMENT
+    (older,) = base.iterdir()
+    newer = base / "29991231T000000Z-newer"
+    shutil.copytree(older, newer)
+    env = json.loads((newer / "env.json").read_text())
+    env["machine"]["cpu"] = "Test CPU 9000"
+    (newer / "env.json").write_text(json.dumps(env))
+    m = pd.read_parquet(newer / "measurements.parquet")
+    m.assign(planning_ms=m["planning_ms"] * 8).to_parquet(newer / "measurements.parquet", index=False)
+    text = metadata.target_block(results)
+    rows = [line for line in text.splitlines() if "| rewrite_64mb | local |" in line]
+    assert len(rows) == 3
+    assert rows[0].startswith(f"| `{newer.name}` | Test CPU 9000 |") and "| 3.52 | 3 |" in rows[0]
+    assert rows[1].startswith(f"| `{older.name}` | AMD EPYC |") and "| 0.44 | 3 |" in rows[1]
+    assert "planning took 3.52 s at the median of 3 plans" in text and "took 0.44 s" not in text

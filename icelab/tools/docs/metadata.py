@@ -13,7 +13,7 @@ from icelab.analysis.effect_intervals import MIN_VALUES
 from icelab.analysis.model_checks import BAR, EXPERIMENT, sitting_check, utc
 from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
 from icelab.charts.costmodel import ANCHORS
-from icelab.core.runs import Run
+from icelab.core.runs import Run, find_runs
 from icelab.tools import costmodel
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import provenance, reference_run
@@ -81,14 +81,20 @@ def anchors_table(results: Path) -> str:
 
 
 def target_block(results: Path) -> str:
-    """The 1-day plan of the 10M table at its recommended target (the TARGET_SET run) against
-    DAY_PLAN_BAR_S, beside the same plan on the main set's rewritten layouts of that size.
+    """The 1-day plan of the 10M table at its recommended target (every complete TARGET_SET run,
+    newest first) against DAY_PLAN_BAR_S, beside the same plan on the main set's rewritten layouts
+    of that size.
 
     Raises:
         LookupError: when the TARGET_SET holds no complete run.
     """
     target, main = reference_run(results, EXPERIMENT, TARGET_SET), _run(results)
-    plans = scale_states.window_plans(target, "1d")
+    runs = [r for r in find_runs(results / "reference" / TARGET_SET) if r.complete]
+    plans = [
+        p
+        for r in sorted(runs, key=lambda r: r.run_id, reverse=True)
+        for p in scale_states.window_plans(r, "1d")
+    ]
     sizes = sorted({p["data_files"] for p in plans})
     before = [p for files in sizes for p in scale_states.window_plans(main, "1d", files)]
     for plan in plans + before:
