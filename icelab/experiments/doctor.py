@@ -13,12 +13,11 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from icelab.analysis.calibration import Where
 from icelab.bench.context import open_context
 from icelab.charts import draw_charts
 from icelab.charts.health import write_charts
 from icelab.core import run_state
-from icelab.core.config import DoctorConfig, doctor_config, engine_config, parse_size, storage_config
+from icelab.core.config import DoctorConfig, doctor_config, parse_size
 from icelab.core.provenance import REPO
 from icelab.health.check import Policy, parse_duration
 from icelab.health.diagnosis import Diagnosis, diagnose, render, save
@@ -49,12 +48,6 @@ def policy_of(dcfg: DoctorConfig) -> Policy:
     )
 
 
-def where_of(cfg: DictConfig) -> Where:
-    """The engine and storage this run plans on, as calibrations name them."""
-    storage = storage_config(cfg)
-    return Where.of(engine_config(cfg).name, storage.kind, storage.latency_ms)
-
-
 @run_state.tracked
 def run(cfg: DictConfig) -> Outcome:
     """Check one table (bad input fails before any run directory exists), store and chart.
@@ -67,9 +60,10 @@ def run(cfg: DictConfig) -> Outcome:
     source = resolve(dcfg.table or "", dcfg.catalog, dcfg.uri, dcfg.warehouse)  # local: before Spark
     ctx = open_context(cfg, data=False)
     results = Path(ctx.paths.results_dir)
-    # The calibration of this engine and storage, else the run `icelab costmodel` fits on: this
-    # results directory's, else the checkout's.
-    model = fitted([results, REPO / "results"], where=where_of(cfg))
+    # The run `icelab costmodel` fits on: this results directory's, else the checkout's. Not yet a
+    # calibration: the doctor's verdicts turn on the model's gains, and its tests and stored runs
+    # were judged with this fit (docs/metadata-scale.md, "Calibration").
+    model = fitted([results, REPO / "results"])
     copy_to = str(results / "doctor-copies") if dcfg.copy_table else None
     diagnosis = diagnose(
         ctx.spark,
