@@ -1,11 +1,8 @@
 """Planning predicted by the planning cost model (`icelab.analysis.planning_model`, the one
 `icelab costmodel` fits) from what the doctor reads of a table.
 
-The model is the calibration of the engine and storage the doctor runs on when one is stored
-(icelab.analysis.calibration: results/calibrations, then results/reference/calibrations), else
-fitted once per doctor run on the run `icelab costmodel` fits on (the newest complete
-`metadata_scale` run under results/runs, then results/reference), saying that no calibration
-matches; either way in Iceberg's default
+The model is fitted once per doctor run, on the run `icelab costmodel` fits on (the newest
+complete `metadata_scale` run under results/runs, then results/reference), in Iceberg's default
 planning mode (local, on the driver's worker pool) on as many threads as that run's driver had.
 A window's reads map onto the model's inputs: the data manifests it keeps (manifests_read), their
 live entries (entries_read), the largest one's (largest_manifest_entries, which sets the busiest
@@ -25,8 +22,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from icelab.analysis import calibration
-from icelab.analysis.calibration import Where
 from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries
 from icelab.analysis.planning_model import LEVEL, Fit, fit
 from icelab.analysis.planning_runs import load, locate
@@ -57,9 +52,6 @@ class PlanningModel:
     run: str  # <experiment>/<run_id> it was fitted on
     path: str
     threads: int  # the fitted run's driver cores
-    # Which calibration it is ("calibration local/local 0 ms, run ..., commit ..."), or why none
-    # is used; empty when no engine and storage were asked about.
-    calibration: str = ""
 
     def predict(self, reads: pd.DataFrame) -> pd.DataFrame:
         """predicted_ms, lo_ms, hi_ms (95% prediction interval) and extrapolated (an input outside
@@ -112,42 +104,19 @@ class PlanningModel:
 
     def describe(self) -> str:
         """One line: which fit, on which run."""
-        which = f"; {self.calibration}" if self.calibration else ""
         return (
             f"cost model {self.fit.format}/{self.fit.mode} on {self.threads} planning threads, fitted on "
-            f"run {self.run} ({self.fit.n} cells, R² {self.fit.r2:.3f}){which}; * beyond the fitted range"
+            f"run {self.run} ({self.fit.n} cells, R² {self.fit.r2:.3f}); * beyond the fitted range"
         )
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "path": self.path,
-            "threads": self.threads,
-            "calibration": self.calibration,
-            **self.fit.summary(),
-        }
+        return {"run": self.run, "path": self.path, "threads": self.threads, **self.fit.summary()}
 
 
-def fitted(
-    bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE, where: Where | None = None
-) -> PlanningModel | None:
-    """The model of Iceberg's `mode`: with `where` (the engine and storage the doctor runs on),
-    the calibration that matches it under the first of `bases` holding one; else (saying that
-    none matches) fitted on the newest complete metadata_scale run under the first of `bases`
-    that holds one (each searched as `icelab costmodel` searches results/: runs, then
-    reference); None when none gives a fit of `mode`."""
-    none = ""
-    if where is not None:
-        found = calibration.matching(where, bases)
-        if found is not None and (ICEBERG, mode) in found.fits:
-            return PlanningModel(
-                found.fits[(ICEBERG, mode)],
-                f"{found.experiment}/{found.run_id}",
-                str(found.path),
-                found.threads,
-                found.describe(),
-            )
-        none = f"no calibration matches {where} (searched {calibration.searched(bases)})"
+def fitted(bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE) -> PlanningModel | None:
+    """The model of Iceberg's `mode` fitted on the newest complete metadata_scale run under the
+    first of `bases` that holds one (each searched as `icelab costmodel` searches results/:
+    runs, then reference); None when none gives a fit of `mode`."""
     for base in bases:
         try:
             run = locate(None, base)
@@ -156,7 +125,7 @@ def fitted(
         except (UserError, ValueError, OSError):
             continue
         if mode in fits:
-            return PlanningModel(fits[mode], f"{run.experiment}/{run.run_id}", str(run.path), threads, none)
+            return PlanningModel(fits[mode], f"{run.experiment}/{run.run_id}", str(run.path), threads)
     return None
 
 

@@ -14,7 +14,7 @@ from icelab.analysis.manifest_layouts import (
     window_days,
 )
 from icelab.analysis.planning_model import fit
-from icelab.tools.costmodel import recommendation_line
+from icelab.tools.costmodel_output import recommendation_line
 from tests.analysis.test_planning_model import THREADS, planted, synthetic
 
 

@@ -141,22 +141,3 @@ def test_without_a_run_to_fit_on_there_is_no_prediction(tmp_path):
     assert all("now_ms" not in p and "after_ms" not in p for p in advice.predictions)
     lines = render_advice(advice)
     assert sum(NO_FIT in line for line in lines) == 1 and not any(" ms" in line for line in lines)
-
-
-def test_the_doctor_uses_the_calibration_of_its_engine_and_storage_and_says_which(tmp_path):
-    from icelab.analysis import calibration
-    from icelab.analysis.calibration import Where
-    from tests.analysis.test_calibration import LOCAL, made
-
-    results = tmp_path / "results"
-    made(tmp_path, LOCAL, results / calibration.SHIPPED)
-    got = fitted([results], where=LOCAL)
-    assert got is not None and got.run == "costmodel_calibrate/20261128T000000Z-abcdef"
-    said = "calibration local/local 0 ms, run 20261128T000000Z-abcdef, commit 1234567"
-    assert got.calibration.startswith(said) and said in got.describe()
-    # None for this engine and storage: said, and fitted on the checkout's run of states instead.
-    elsewhere = Where.of("cluster", "object", 7)
-    assert fitted([results], where=elsewhere) is None
-    got = fitted([results, RESULTS], where=elsewhere)
-    assert got is not None and got.run.startswith("metadata_scale/")
-    assert "no calibration matches cluster/object 7 ms (searched " in got.describe()

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from icelab.analysis.manifest_layouts import recommend
-from icelab.tools.costmodel import main, tie_line
+from icelab.tools.costmodel import main
+from icelab.tools.costmodel_output import tie_line
 from icelab.tools.main import main as icelab
 from tests.analysis.test_planning_model import PLANTED, THREADS, synthetic
 

@@ -14,7 +14,7 @@ from icelab.analysis.model_checks import BAR, EXPERIMENT, sitting_check, utc
 from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
 from icelab.charts.costmodel import ANCHORS
 from icelab.core.runs import Run, find_runs
-from icelab.tools import costmodel
+from icelab.tools import costmodel, costmodel_output
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import provenance, reference_run
 
@@ -88,13 +88,13 @@ def target_block(results: Path) -> str:
     Raises:
         LookupError: when the TARGET_SET holds no complete run.
     """
-    target, main = reference_run(results, EXPERIMENT, TARGET_SET), _run(results)
-    runs = [r for r in find_runs(results / "reference" / TARGET_SET) if r.complete]
-    plans = [
-        p
-        for r in sorted(runs, key=lambda r: r.run_id, reverse=True)
-        for p in scale_states.window_plans(r, "1d")
-    ]
+    base = results / "reference" / TARGET_SET
+    # find_runs lists oldest first (run ids start with a UTC timestamp): newest first here.
+    runs = [r for r in reversed(find_runs(base)) if r.complete and r.experiment == EXPERIMENT]
+    if not runs:
+        raise LookupError(f"no complete {EXPERIMENT} run under {base}")
+    target, main = runs[0], _run(results)
+    plans = [p for r in runs for p in scale_states.window_plans(r, "1d")]
     sizes = sorted({p["data_files"] for p in plans})
     before = [p for files in sizes for p in scale_states.window_plans(main, "1d", files)]
     for plan in plans + before:
@@ -121,7 +121,7 @@ def fit_block(results: Path) -> str:
     """Coefficients with 95% intervals of the fit on the states up to 1M files."""
     run = _run(results)
     held = model_checks.holdout(run, results / "reference")
-    report = costmodel.coefficient_report(held.fits)
+    report = costmodel_output.coefficient_report(held.fits)
     return render("metadata/fit.md.j2", provenance=provenance(run), limit=held.limit, report=report)
 
 
@@ -129,7 +129,7 @@ def holdout_block(results: Path) -> str:
     """Predicted against measured: every cell of the held-out 10M state, and per layout the
     errors on the medium real-data runs (manifest_8mb and manifest_sweep: many cells each)."""
     held = model_checks.holdout(_run(results), results / "reference")
-    text = costmodel.checked_report(held.held_out, "held out (above the fit's limit)")
+    text = costmodel_output.checked_report(held.held_out, "held out (above the fit's limit)")
     summary = planning_model.error_summary(held.reference).to_dict("records")
     return render("metadata/holdout.md.j2", report=text, summary=summary)
 
@@ -215,7 +215,7 @@ def calibrations_block(results: Path) -> str:
                 "files_high": cells["data_files"].max(),
                 "largest_low": cells["largest_manifest_entries"].min(),
                 "largest_high": cells["largest_manifest_entries"].max(),
-                "report": costmodel.coefficient_report({(model.format, model.mode): model}),
+                "report": costmodel_output.coefficient_report({(model.format, model.mode): model}),
             }
         )
     return render("metadata/calibrations.md.j2", calibrations=found)
