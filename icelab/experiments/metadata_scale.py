@@ -8,6 +8,8 @@ Writes, under results/runs/metadata_scale/<run_id>/: measurements.parquet (the c
 files, manifests, bytes, entry size, build time, disk), windows.csv (per state, layout and
 window: the manifests whose day range meets the window, their bytes and entries: what planning
 must read, and the entries of the largest of them, which one worker thread reads alone),
+with `experiment.model_inputs` model_inputs.csv (the cost model's inputs per state, layout and
+window, read from each table's metadata as the doctor reads it: icelab.experiments.model_inputs),
 summary.csv, env.json, config.yaml, run.json and the charts.
 """
 
@@ -39,6 +41,7 @@ from icelab.core.config.metadata import MetadataScaleConfig, meta_configs, metad
 from icelab.core.jvm import jvm_pid
 from icelab.core.results import write_csv
 from icelab.datagen.metadata.state import MetaState, ensure, meta_root, register
+from icelab.experiments import model_inputs
 
 PLANNING_MODE = "spark.sql.iceberg.data-planning-mode"
 LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
@@ -363,6 +366,9 @@ def run(cfg: DictConfig) -> Path | None:
         return reopen
 
     write_csv(run_dir / "windows.csv", pd.DataFrame(reads))
+    if mcfg.model_inputs:
+        found = [row for s in states for row in model_inputs.state_inputs(ctx.spark, s, measures[s.name][0])]
+        write_csv(run_dir / model_inputs.FILE, pd.DataFrame(found))
     state_table = []
     for state in states:
         windows, variants = measures[state.name]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -270,13 +271,9 @@ def time_field(meta: Metadata) -> tuple[Spec, Field] | None:
     return spec, spec.time_field
 
 
-def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: str) -> dict[str, Any] | None:
-    """Data manifests a time window ending at the newest data keeps, with their bytes.
-
-    The window covers [end - length, end), where end is the end of the newest time unit holding
-    live data; a manifest is kept when its bounds on its spec's time field meet the window (a
-    manifest of a spec without a time field is always kept), as partition pruning decides.
-    """
+def _time_units(meta: Metadata, parts: pd.DataFrame) -> tuple[Spec, Field, pd.DataFrame, list[int]] | None:
+    """The default spec, its time field, its live partitions and the time units they hold (None
+    without a time field or live data)."""
     found = time_field(meta)
     if found is None:
         return None
@@ -284,13 +281,39 @@ def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: s
     index = spec.fields.index(tfield)
     live = parts[(parts.files > 0) & (parts.spec_id == spec.spec_id)]
     units = [k[index] for k in live.key if k[index] is not None]
-    if not units:
+    return (spec, tfield, live, units) if units else None
+
+
+def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: str) -> dict[str, Any] | None:
+    """Data manifests a time window ending at the newest data keeps, with their bytes.
+
+    The window covers [end - length, end), where end is the end of the newest time unit holding
+    live data; a manifest is kept when its bounds on its spec's time field meet the window (a
+    manifest of a spec without a time field is always kept), as partition pruning decides.
+    """
+    found = _time_units(meta, parts)
+    if found is None:
         return None
+    _, tfield, _, units = found
     end = tfield.unit_start(max(units) + 1)
     length = window_length(name)
     # `full` starts at the oldest unit holding data.
     oldest = tfield.unit_start(min(units))
     start = oldest if length is None else end - int(length.total_seconds()) * 1_000_000
+    return window_between(meta, mans, parts, name, start, end)
+
+
+def window_between(
+    meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: str, start: int, end: int
+) -> dict[str, Any] | None:
+    """What a plan of the time span [start, end) (microseconds) reads, as partition pruning
+    decides: the data manifests whose bounds on the time field meet it, the delete manifests that
+    do, their entries and bytes, and the live entries of the partitions inside it."""
+    found = _time_units(meta, parts)
+    if found is None:
+        return None
+    spec, tfield, live, units = found
+    index = spec.fields.index(tfield)
     data = mans[mans.content == DATA]
     mask = _kept(meta, data, start, end)
     # Planning opens the delete manifests whose bounds meet the window too.
@@ -323,6 +346,15 @@ def window_kept(meta: Metadata, mans: pd.DataFrame, parts: pd.DataFrame, name: s
         "delete_manifest_bytes": int(deletes.length[delete_mask].sum()) if len(deletes) else 0,
         "delete_entries_read": int(deletes.entries[delete_mask].sum()) if len(deletes) else 0,
     }
+
+
+def spans_read(meta: Metadata, spans: Sequence[tuple[str, int, int]]) -> list[dict[str, Any] | None]:
+    """For each (name, start, end) span in microseconds, what a plan of it reads of the table as
+    `meta` holds it (`window_between`); the cost model's inputs for a query whose time filter is
+    exactly that span, whatever the table's partitioning."""
+    parts, mans = meta.partitions.copy(), meta.manifests.copy()
+    bounds_counts(parts, mans, meta.specs)
+    return [window_between(meta, mans, parts, name, start, end) for name, start, end in spans]
 
 
 def _kept(meta: Metadata, mans: pd.DataFrame, start: int, end: int) -> np.ndarray:

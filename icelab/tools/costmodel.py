@@ -8,6 +8,7 @@ it was not fitted on; printed as text, and written as JSON with `--json`.
     python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d --json -   # JSON on stdout
     python -m icelab.costmodel --holdout            # fit on <= 1M files, predict 10M and the medium runs
     icelab costmodel calibrate --storage object --latency-ms 20   # calibrate (icelab.tools.calibrate)
+    icelab costmodel blind          # score the pre-registered blind check (icelab.tools.blind_check)
     icelab costmodel ... --json costmodel.json --charts results/costmodel
 
 It predicts with the calibration of the engine and storage asked for (`--engine`, `--storage`,
@@ -359,14 +360,19 @@ def _to_stdout(args: argparse.Namespace) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Fit, then predict or check (`calibrate`: make a calibration, icelab.tools.calibrate); 0, or
-    2 after one line on stderr for bad input."""
+    """Fit, then predict or check (`calibrate`: make a calibration, icelab.tools.calibrate;
+    `blind`: score the blind check, icelab.tools.blind_check); 0, or 2 after one line on stderr
+    for bad input."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["calibrate"]:
         # Imported here: only this verb starts a benchmark.
         from icelab.tools.calibrate import main as calibrate
 
         return calibrate(argv[1:])
+    if argv[:1] == ["blind"]:
+        from icelab.tools.blind_check import main as blind
+
+        return blind(argv[1:])
     try:
         args = parser().parse_args(argv)
         data = run(args)

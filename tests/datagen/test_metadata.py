@@ -142,7 +142,7 @@ def run_here(cfg) -> Path:  # noqa: ANN001
 @pytest.fixture(scope="module")
 def micro_run(compose_run, ctx, tiny):  # noqa: ANN001, ANN201
     """metadata_scale on meta_micro, in this process's session: (cfg, run directory, state)."""
-    cfg = compose_run(*MICRO)
+    cfg = compose_run(*MICRO, "experiment.model_inputs=true")
     run_dir = run_here(cfg)
     size = meta_configs(cfg)["meta_micro"]
     state = MetaState.of("meta_micro", size, metadata_scale_config(cfg), tiny.dataset, cfg.paths.data_dir)
@@ -301,6 +301,27 @@ def test_planning_reads_what_the_manifest_ranges_say(micro_run) -> None:
     # The 1-day window on the rewrite reads one or two manifests.
     one_day = ice[(ice["profile"] == "rewrite_64kb") & (ice["window"] == "1d")]
     assert one_day["manifests_scanned"].between(1, 2).all()
+
+
+def test_the_model_inputs_read_from_the_metadata_are_what_the_plan_read(micro_run) -> None:
+    """model_inputs.csv, read from each table's metadata as the doctor reads it, holds per state,
+    layout and window what Iceberg's scan report says the plan read: manifests and entries read,
+    and entries matched (the partitions inside the window: every day window is whole days)."""
+    _, run_dir, _ = micro_run
+    m = pd.read_parquet(run_dir / "measurements.parquet")
+    ice = m[(m["format"] == "iceberg") & (m["status"] == "ok")]
+    inputs = pd.read_csv(run_dir / "model_inputs.csv")
+    keys = ["dataset", "profile", "window"]
+    assert not inputs.duplicated(keys).any()
+    both = ice.merge(inputs, on=keys, validate="many_to_one")
+    assert len(both) == len(ice) and set(inputs["window"]) == set(ice["window"])
+    assert (both["manifests_scanned"] == both["manifests_read"]).all()
+    assert (both["files_scanned"] + both["files_skipped"] == both["entries_read"]).all()
+    assert (both["files_scanned"] == both["entries_matched"]).all()
+    assert (inputs["delete_manifests"] == 0).all()
+    # The largest manifest read agrees with windows.csv's, read from the manifests table.
+    listed = pd.read_csv(run_dir / "windows.csv").merge(inputs, on=keys, suffixes=("", "_meta"))
+    assert (listed["largest_manifest_entries"] == listed["largest_manifest_entries_meta"]).all()
 
 
 def test_executing_fails_the_data_files_do_not_exist(ctx, micro_run) -> None:

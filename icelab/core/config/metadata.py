@@ -98,6 +98,16 @@ class MetadataScaleConfig(_Strict):
         default=None, description="where states are built; null: <paths.data_dir>/meta"
     )
     build_only: bool = Field(default=False, description="build (or reuse) the states, measure nothing")
+    model_inputs: bool = Field(
+        default=False,
+        description="also write model_inputs.csv: the cost model's inputs per state, layout and window, "
+        "read from each table's metadata as the doctor reads it",
+    )
+    sitting: str | None = Field(
+        default=None,
+        description="the sitting this run belongs to (a session on a quiet machine; the cost model's "
+        "blind check counts them); null: the run's UTC date",
+    )
     builder_java_options: str = Field(
         default="", description="extra flags for the builder's JVM, after its -Xmx (not in the state's hash)"
     )

@@ -1,0 +1,161 @@
+"""The planning cost model's blind check, as docs/costmodel-check.md registers it: the registered
+calibration's Iceberg fit (default local planning mode) predicts each held-out cell from the
+table's own metadata (a run's model_inputs.csv, icelab.experiments.model_inputs), against the
+cell's measured value: the median of its run medians over at least MIN_RUNS runs spread over at
+least MIN_SITTINGS sittings. Then the three criterion figures and the interval's coverage.
+
+A sitting is the run's `experiment.sitting` label when it was given one, else the UTC date of the
+run (its id's first eight characters): runs of one sitting share a machine state, so the spread
+between sittings is what the criterion's median must absorb.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries, cells
+from icelab.analysis.planning_model import Fit
+from icelab.analysis.planning_runs import measurements
+from icelab.analysis.stored_run import stored
+from icelab.core.runs import Run
+
+INPUTS_FILE = "model_inputs.csv"
+MIN_RUNS, MIN_SITTINGS = 3, 2
+# The registered criterion: SHARE_WITHIN of the cells within WITHIN, none beyond NEVER_BEYOND, and
+# the median signed error within BIAS.
+WITHIN, SHARE_WITHIN, NEVER_BEYOND, BIAS = 0.25, 0.95, 0.50, 0.10
+KEYS = ["dataset", "layout", "query_id", "window"]
+INPUTS = ["manifests_read", "entries_read", "largest_manifest_entries", "entries_matched"]
+
+
+def sitting(run: Run) -> str:
+    """The run's sitting: its `experiment.sitting` label, else its UTC date (`20261128`)."""
+    try:
+        label = (run.config().get("experiment") or {}).get("sitting")
+    except (ValueError, OSError, AttributeError):
+        label = None
+    return str(label) if label else run.run_id[:8]
+
+
+def run_cells(run: Run) -> pd.DataFrame:
+    """One run's Iceberg cells in the default planning mode: the median planning_ms over its
+    measured plans (`n`), the driver's threads, and the cell's inputs from model_inputs.csv.
+
+    Raises:
+        ValueError: for a run without model_inputs.csv, or a measured cell it has no inputs for.
+    """
+    inputs = stored(run).table(INPUTS_FILE)
+    if inputs is None:
+        raise ValueError(f"{run.path}: no {INPUTS_FILE} (measure with experiment.model_inputs=true)")
+    found = cells(measurements(run))
+    found = found[(found["format"] == ICEBERG) & (found["mode"] == ICEBERG_DEFAULT_MODE)]
+    found = found[[*KEYS, "planning_ms", "n", "planner_threads"]].merge(
+        inputs.rename(columns={"profile": "layout"})[["dataset", "layout", "window", *INPUTS]],
+        on=["dataset", "layout", "window"],
+        how="left",
+        validate="many_to_one",
+    )
+    missing = found[found[INPUTS].isna().any(axis=1)]
+    if not missing.empty:
+        first = missing.iloc[0]
+        raise ValueError(
+            f"{run.path}: no model inputs for {first['dataset']}/{first['layout']}/{first['window']}"
+        )
+    return found.assign(run_id=run.run_id, sitting=sitting(run))
+
+
+def measured(runs: Sequence[Run]) -> pd.DataFrame:
+    """Per cell: the median of its run medians, how many runs and sittings measured it, and its
+    inputs (which every run must agree on: the same table read the same way).
+
+    Raises:
+        ValueError: for no runs, or runs that read one cell's inputs differently.
+    """
+    if not runs:
+        raise ValueError("no held-out runs")
+    per_run = pd.concat([run_cells(r) for r in runs], ignore_index=True)
+    grouped = per_run.groupby(KEYS, sort=True)
+    differ = grouped[INPUTS].nunique().gt(1).any(axis=1)
+    if differ.any():
+        cell = "/".join(map(str, differ[differ].index[0]))
+        raise ValueError(f"the runs read different model inputs for {cell}: not the same table")
+    out = grouped.agg(
+        planning_ms=("planning_ms", "median"),
+        runs=("run_id", "nunique"),
+        sittings=("sitting", "nunique"),
+        threads=("planner_threads", "median"),
+        **{c: (c, "first") for c in INPUTS},
+    ).reset_index()
+    out["complete"] = (out["runs"] >= MIN_RUNS) & (out["sittings"] >= MIN_SITTINGS)
+    return out
+
+
+def predicted(table: pd.DataFrame, model: Fit) -> pd.DataFrame:
+    """`table` (`measured`) with the fit's prediction, its 95% prediction interval, whether it
+    extrapolates, the signed relative error and whether the interval covers the measured value."""
+    features = table.assign(
+        busiest_thread_entries=busiest_thread_entries(
+            table["entries_read"].astype(float), table["largest_manifest_entries"], table["threads"]
+        )
+    )
+    found = model.predict(features.reset_index(drop=True))
+    out = table.reset_index(drop=True).join(found[["predicted_ms", "lo_ms", "hi_ms", "extrapolated"]])
+    out["rel_error"] = (out["predicted_ms"] - out["planning_ms"]) / out["planning_ms"]
+    out["covered"] = (out["lo_ms"] <= out["planning_ms"]) & (out["planning_ms"] <= out["hi_ms"])
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The criterion's three figures on the complete cells, and whether each and all hold."""
+
+    cells: int  # complete cells scored
+    incomplete: int  # cells with too few runs or sittings: not scored
+    share_within: float
+    max_abs_error: float
+    median_signed_error: float
+    coverage: float
+
+    @property
+    def holds(self) -> dict[str, bool]:
+        return {
+            "share_within": self.share_within >= SHARE_WITHIN,
+            "none_beyond": self.max_abs_error <= NEVER_BEYOND,
+            "no_bias": abs(self.median_signed_error) <= BIAS,
+        }
+
+    @property
+    def passed(self) -> bool:
+        """All three hold, on at least one complete cell and with none left incomplete."""
+        return self.cells > 0 and self.incomplete == 0 and all(self.holds.values())
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cells": self.cells,
+            "incomplete": self.incomplete,
+            "share_within": self.share_within,
+            "max_abs_error": self.max_abs_error,
+            "median_signed_error": self.median_signed_error,
+            "coverage": self.coverage,
+            "holds": self.holds,
+            "passed": self.passed,
+        }
+
+
+def verdict(scored: pd.DataFrame) -> Verdict:
+    """The criterion on the complete cells of `scored` (`predicted`); NaN figures when none is."""
+    done = scored[scored["complete"]]
+    errors = done["rel_error"]
+    nan = float("nan")
+    return Verdict(
+        cells=len(done),
+        incomplete=int((~scored["complete"]).sum()),
+        share_within=float((errors.abs() <= WITHIN).mean()) if len(done) else nan,
+        max_abs_error=float(errors.abs().max()) if len(done) else nan,
+        median_signed_error=float(errors.median()) if len(done) else nan,
+        coverage=float(done["covered"].mean()) if len(done) else nan,
+    )

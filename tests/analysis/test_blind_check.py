@@ -1,0 +1,113 @@
+"""The blind check's scoring (icelab.analysis.blind_check): a cell's value is the median of its run
+medians over enough runs and sittings, predicted from its own model inputs by the registered
+calibration, and the criterion's three figures (no Spark: synthetic runs with planted costs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from icelab.analysis import blind_check, calibration
+from icelab.analysis.calibration import Where
+from icelab.core.runs import Run, read_run
+from tests.analysis.test_calibration import made
+from tests.analysis.test_planning_model import THREADS, synthetic
+
+LOCAL = Where.of("local", "local")
+
+
+def held_run(root: Path, run_id: str, sitting: str | None, seed: int, slower: float = 1.0) -> Run:
+    """A synthetic held-out run (planted costs, its own noise; Iceberg planning `slower` times the
+    planted one) with model_inputs.csv as icelab.experiments.model_inputs writes it."""
+    frame, _, windows = synthetic(seed=seed)
+    iceberg = frame["format"] == "iceberg"
+    frame.loc[iceberg, "planning_ms"] *= slower
+    run_dir = root / "runs" / "costmodel_check" / run_id
+    run_dir.mkdir(parents=True)
+    frame.to_parquet(run_dir / "measurements.parquet", index=False)
+    matched = (
+        frame[iceberg]
+        .groupby(["dataset", "profile", "window"])["files_scanned"]
+        .first()
+        .rename("entries_matched")
+    )
+    inputs = windows.merge(matched.reset_index(), on=["dataset", "profile", "window"])
+    inputs.to_csv(run_dir / blind_check.INPUTS_FILE, index=False)
+    (run_dir / "run.json").write_text(json.dumps({"status": "complete"}))
+    (run_dir / "env.json").write_text(json.dumps({"machine": {"cores": THREADS}}))
+    experiment = {"task": "metadata_scale", **({"sitting": sitting} if sitting else {})}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump({"experiment": experiment}))
+    found = read_run(run_dir)
+    assert found is not None
+    return found
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):  # noqa: ANN201
+    """The Iceberg local fit of a calibration made from a synthetic run of the same planted costs."""
+    root = tmp_path_factory.mktemp("calibration")
+    return calibration.iceberg_fit(calibration.read(made(root, LOCAL)), "local")
+
+
+def runs(root: Path, sittings: list[str | None], slower: float = 1.0) -> list[Run]:
+    return [
+        held_run(root, f"2026112{i}T000000Z-abcde{i}", s, seed=11 + i, slower=slower)
+        for i, s in enumerate(sittings)
+    ]
+
+
+def test_a_cell_is_the_median_of_its_run_medians_with_runs_and_sittings_counted(tmp_path):
+    found = runs(tmp_path, ["a", "a", "b"])
+    table = blind_check.measured(found)
+    per_run = pd.concat([blind_check.run_cells(r) for r in found])
+    cell = table.iloc[0]
+    mine = per_run[(per_run[blind_check.KEYS] == cell[blind_check.KEYS]).all(axis=1)]
+    assert len(mine) == 3 and cell["planning_ms"] == mine["planning_ms"].median()
+    assert (table["runs"] == 3).all() and (table["sittings"] == 2).all() and table["complete"].all()
+
+
+def test_the_planted_model_passes_and_a_slower_table_fails_on_bias(tmp_path, model):
+    good = blind_check.verdict(
+        blind_check.predicted(blind_check.measured(runs(tmp_path, ["a", "b", "b"])), model)
+    )
+    assert good.passed and good.incomplete == 0 and good.cells > 0
+    assert good.share_within >= blind_check.SHARE_WITHIN and abs(good.median_signed_error) <= 0.05
+    # Planning 40% slower than the model was fitted on: biased low by about 29%, beyond the bar.
+    slow = blind_check.predicted(blind_check.measured(runs(tmp_path / "slow", ["a", "b", "b"], 1.4)), model)
+    bad = blind_check.verdict(slow)
+    assert not bad.passed and not bad.holds["no_bias"] and bad.median_signed_error < -0.2
+
+
+def test_too_few_runs_or_sittings_leave_every_cell_unscored(tmp_path, model):
+    one_sitting = blind_check.measured(runs(tmp_path / "one", ["a", "a", "a"]))
+    assert (one_sitting["sittings"] == 1).all() and not one_sitting["complete"].any()
+    two_runs = blind_check.measured(runs(tmp_path / "two", ["a", "b"]))
+    assert not two_runs["complete"].any()
+    found = blind_check.verdict(blind_check.predicted(two_runs, model))
+    assert found.cells == 0 and found.incomplete == len(two_runs) and not found.passed
+
+
+def test_a_sitting_without_a_label_is_the_runs_date(tmp_path):
+    found = runs(tmp_path, [None, "later"])
+    assert [blind_check.sitting(r) for r in found] == ["20261120", "later"]
+
+
+def test_runs_that_read_different_inputs_are_refused(tmp_path):
+    found = runs(tmp_path, ["a", "b"])
+    path = found[1].path / blind_check.INPUTS_FILE
+    inputs = pd.read_csv(path)
+    inputs.loc[0, "manifests_read"] += 1
+    inputs.to_csv(path, index=False)
+    with pytest.raises(ValueError, match="different model inputs"):
+        blind_check.measured(found)
+
+
+def test_a_run_without_model_inputs_is_named(tmp_path):
+    found = runs(tmp_path, ["a"])
+    (found[0].path / blind_check.INPUTS_FILE).unlink()
+    with pytest.raises(ValueError, match="no model_inputs.csv"):
+        blind_check.measured(found)

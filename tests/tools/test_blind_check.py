@@ -1,0 +1,54 @@
+"""`icelab costmodel blind` (icelab.tools.blind_check): the registered calibration is the one the
+registration committed, the check is scored and printed with its three figures, and a directory
+without held-out runs says that nothing is measured yet (no Spark)."""
+
+from __future__ import annotations
+
+import json
+
+from icelab.core.provenance import REPO
+from icelab.tools import blind_check
+from icelab.tools.costmodel import main
+from tests.analysis.test_blind_check import LOCAL, runs
+from tests.analysis.test_calibration import made
+
+
+def test_the_committed_calibration_is_the_one_the_registration_committed(tmp_path):
+    found = blind_check.registration(REPO / blind_check.REGISTERED)
+    assert found["commit"] and found["as_registered"]
+    edited = tmp_path / "local-local-0ms.json"
+    edited.write_bytes((REPO / blind_check.REGISTERED).read_bytes() + b" ")
+    assert not blind_check.registration(edited)["as_registered"]
+
+
+def test_the_check_is_scored_and_printed_with_its_three_figures(tmp_path, capsys):
+    runs(tmp_path / "held", ["a", "b", "b"])
+    calibration = made(tmp_path, LOCAL)
+    assert main(["blind", "--runs", str(tmp_path / "held"), "--calibration", str(calibration)]) == 0
+    printed = capsys.readouterr().out
+    assert "NOT the registered calibration" in printed
+    assert "cells scored: " in printed and "not scored (fewer than 3 runs or 2 sittings): 0" in printed
+    for line in ("1. within 25%: ", "2. largest error: ", "3. median signed error: ", "coverage of the 95%"):
+        assert line in printed
+    assert printed.rstrip().endswith("result: PASSES")
+    assert (
+        main(["blind", "--runs", str(tmp_path / "held"), "--calibration", str(calibration), "--json", "-"])
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"]["passed"] and len(data["runs"]) == 3 and all(c["complete"] for c in data["cells"])
+
+
+def test_without_held_out_runs_nothing_is_measured_yet(tmp_path, capsys):
+    assert main(["blind", "--runs", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert f"no complete held-out run under {tmp_path}: no cell measured yet" in printed
+    assert "NOT the registered" not in printed
+
+
+def test_a_missing_calibration_is_one_line(tmp_path, capsys):
+    assert main(["blind", "--calibration", str(tmp_path / "none.json")]) == 2
+    assert (
+        capsys.readouterr().err.strip()
+        == f"icelab: error: {tmp_path / 'none.json'}: no such calibration file"
+    )
