@@ -2,7 +2,9 @@
 calibration's Iceberg fit (default local planning mode) predicts each held-out cell from the
 table's own metadata (a run's model_inputs.csv, icelab.experiments.model_inputs), against the
 cell's measured value: the median of its run medians over at least MIN_RUNS runs spread over at
-least MIN_SITTINGS sittings. Then the three criterion figures and the interval's coverage.
+least MIN_SITTINGS sittings. Then the three criterion figures and the interval's coverage. The
+same for tables other engines wrote: the windows a doctor_catalogue run measured on each shape as
+written (`catalogue_cells`), predicted from the inputs the doctor read of them.
 
 A sitting is the run's `experiment.sitting` label when it was given one, else the UTC date of the
 run (its id's first eight characters): runs of one sitting share a machine state, so the spread
@@ -20,6 +22,7 @@ import pandas as pd
 from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries, cells
 from icelab.analysis.planning_model import Fit
 from icelab.analysis.planning_runs import measurements
+from icelab.analysis.shape_catalogue import catalogue
 from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run
 
@@ -68,16 +71,50 @@ def run_cells(run: Run) -> pd.DataFrame:
     return found.assign(run_id=run.run_id, sitting=sitting(run))
 
 
+def catalogue_cells(run: Run) -> pd.DataFrame:
+    """One doctor_catalogue run's windows measured on each shape as written (tables plain Spark
+    SQL and pyiceberg wrote): the planning measured, the driver's threads, and the model's inputs
+    the doctor read from the table's metadata; empty when the run measured none."""
+    threads = (run.env().get("machine") or {}).get("cores")
+    rows = [
+        {
+            "dataset": shape["shape"],
+            "layout": f"as written ({shape['writer']})",
+            "query_id": "count_window",
+            "window": w["window"],
+            "planning_ms": w["measured_ms"],
+            "n": w["measured_plans"],
+            "planner_threads": threads,
+            **{c: w[c] for c in INPUTS},
+        }
+        for shape in catalogue(run)["shapes"]
+        for w in shape.get("now") or []
+        if w.get("measured_ms") is not None
+    ]
+    columns = [*KEYS, "planning_ms", "n", "planner_threads", *INPUTS]
+    return pd.DataFrame(rows, columns=columns).assign(run_id=run.run_id, sitting=sitting(run))
+
+
 def measured(runs: Sequence[Run]) -> pd.DataFrame:
-    """Per cell: the median of its run medians, how many runs and sittings measured it, and its
-    inputs (which every run must agree on: the same table read the same way).
+    """Per cell of metadata_scale runs (`run_cells`): the median of its run medians, how many runs
+    and sittings measured it, and its inputs (which every run must agree on: the same table read
+    the same way).
 
     Raises:
         ValueError: for no runs, or runs that read one cell's inputs differently.
     """
     if not runs:
         raise ValueError("no held-out runs")
-    per_run = pd.concat([run_cells(r) for r in runs], ignore_index=True)
+    return combined(pd.concat([run_cells(r) for r in runs], ignore_index=True))
+
+
+def combined(per_run: pd.DataFrame) -> pd.DataFrame:
+    """Cells measured by several runs (`run_cells` or `catalogue_cells` rows) as one row each: the
+    median of the run medians, runs, sittings and the inputs.
+
+    Raises:
+        ValueError: for runs that read one cell's inputs differently.
+    """
     grouped = per_run.groupby(KEYS, sort=True)
     differ = grouped[INPUTS].nunique().gt(1).any(axis=1)
     if differ.any():

@@ -6,7 +6,8 @@ pyiceberg (`icelab.datagen.pyiceberg_shapes`), checked by the doctor (a dry run)
 advises a rewrite, the advice is applied to a copy and the copy checked again. Each shape
 declares the verdict, exit code and action it expects; the run fails if any differs, or if an
 apply left a window reading more manifests than before. Result: catalogue.json (one row per
-shape) in results/runs/doctor_catalogue/<run_id>/.
+shape; with `experiment.measure_plans`, each window's planning measured on the shape as written
+beside the cost model's inputs and prediction) in results/runs/doctor_catalogue/<run_id>/.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from icelab.datagen import pyiceberg_shapes, shapes
 from icelab.health.broken import EXIT_BROKEN, BrokenTable
 from icelab.health.check import Policy
 from icelab.health.diagnosis import Diagnosis, diagnose
-from icelab.health.forecast import PlanningModel, fitted
+from icelab.health.forecast import PlanningModel, fitted, window_reads
 from icelab.health.source import resolve
 
 CATALOG = "catalogue"
@@ -107,10 +108,33 @@ def _action(d: Diagnosis) -> str:
     return "+".join(d.first.advice.actions) or "none"
 
 
+def _now(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per window of the table as written: the cost model's inputs read from its metadata, the
+    doctor's predicted planning, and the planning measured on it (None when not measured)."""
+    return [
+        {
+            "window": w["window"],
+            **window_reads(w),
+            "delete_manifests": int(w.get("delete_manifests") or 0),
+            "predicted_ms": (w.get("predicted") or {}).get("ms"),
+            "measured_ms": w.get("measured_ms"),
+            "measured_plans": w.get("measured_plans", 0),
+            "manifests_scanned": w.get("manifests_scanned"),
+        }
+        for w in windows
+    ]
+
+
 def check_shape(
-    scratch: Scratch, engine: EngineConfig, shape: Shape, policy: Policy, model: PlanningModel | None
+    scratch: Scratch,
+    engine: EngineConfig,
+    shape: Shape,
+    policy: Policy,
+    model: PlanningModel | None,
+    measure_plans: int = 0,
 ) -> dict[str, Any]:
-    """Build one shape, check it (dry run), and apply a rewrite it advises to a copy; its row."""
+    """Build one shape, check it (dry run, timing `measure_plans` plans of each window), and apply
+    a rewrite it advises to a copy; its row."""
     t0 = time.perf_counter()
     table = str(shape.build(scratch, shape.name))
     row: dict[str, Any] = {
@@ -129,7 +153,7 @@ def check_shape(
     }
     t0 = time.perf_counter()
     try:
-        dry = diagnose(scratch.spark, engine, resolve(table), policy, model)
+        dry = diagnose(scratch.spark, engine, resolve(table), policy, model, measure_plans=measure_plans)
     except BrokenTable as exc:
         return (
             row
@@ -144,6 +168,7 @@ def check_shape(
         "why": dry.first.advice.why,
         "review": [s.action for s in dry.first.advice.statements if not s.applies],
         "before": _reads(dry.first.health.windows),
+        "now": _now(dry.first.health.windows),
     }
     if REWRITE in dry.first.advice.actions:
         t0 = time.perf_counter()
@@ -182,11 +207,12 @@ def check_catalogue(
     model: PlanningModel | None,
     tiny: bool,
     shapes_run: tuple[Shape, ...] | list[Shape] = (),
+    measure_plans: int = 0,
 ) -> list[dict[str, Any]]:
     """Every shape built under `warehouse` (a Hadoop catalog CATALOG is registered on it) and checked."""
     register_iceberg_catalog(spark, CATALOG, storage.to_uri(str(warehouse)), engine)
     scratch = Scratch(spark, warehouse, tiny)
-    return [check_shape(scratch, engine, s, policy, model) for s in (shapes_run or SHAPES)]
+    return [check_shape(scratch, engine, s, policy, model, measure_plans) for s in (shapes_run or SHAPES)]
 
 
 def table_text(rows: list[dict[str, Any]]) -> str:
@@ -214,7 +240,9 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
     policy = Policy(rules=manifest_health_rules(), windows=tuple(ccfg.windows))
     run_dir = ctx.new_run(ccfg.name)
     with tempfile.TemporaryDirectory(prefix="doctor-catalogue-") as scratch:
-        rows = check_catalogue(ctx.spark, ctx.engine, Path(scratch), policy, model, ccfg.tiny)
+        rows = check_catalogue(
+            ctx.spark, ctx.engine, Path(scratch), policy, model, ccfg.tiny, measure_plans=ccfg.measure_plans
+        )
     found = problems(rows)
     write_json(run_dir / "catalogue.json", {"tiny": ccfg.tiny, "shapes": rows, "problems": found})
     print(table_text(rows))

@@ -3,13 +3,15 @@
 
     icelab costmodel blind                                  # results/reference/costmodel-check
     icelab costmodel blind --runs results/runs --json -     # other runs; JSON on stdout
+    icelab costmodel blind --foreign results/runs/doctor_catalogue   # other foreign-table runs
 
 It predicts each held-out cell with the registered calibration from the cell's own model inputs
 (the run's model_inputs.csv: measure with `experiment.model_inputs=true`), and prints per cell the
 measured value (the median of its run medians), the prediction with its 95% interval and the
 error, then the criterion's three figures and the interval's coverage, with the commit that
 registered them. Cells with fewer than 3 runs or 2 sittings are listed, not scored, and the
-check cannot pass while any remains.
+check cannot pass while any remains. The same, apart, for tables other engines wrote: the windows
+doctor_catalogue runs (with `experiment.measure_plans`) measured on each shape as written.
 
 Exit status: 0 whatever the result (a result is reported, not enforced), 2 for bad input.
 """
@@ -29,6 +31,7 @@ import pandas as pd
 
 from icelab.analysis import blind_check, calibration
 from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
+from icelab.analysis.planning_model import Fit
 from icelab.core.errors import UserError
 from icelab.core.provenance import REPO
 from icelab.core.results import write_json
@@ -39,6 +42,8 @@ from icelab.tools.costmodel import OneLineParser
 PAGE = "docs/costmodel-check.md"
 REGISTERED = Path("results") / calibration.SHIPPED / "local-local-0ms.json"
 RUNS = Path("results") / "reference" / "costmodel-check"
+CATALOGUE = "doctor_catalogue"
+FOREIGN = Path("results") / "reference" / CATALOGUE
 
 
 ABOUT = "Score the cost model's pre-registered blind check on the held-out runs (exit 2: bad input)."
@@ -48,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
     """The command's arguments."""
     p = OneLineParser(prog="icelab costmodel blind", description=ABOUT)
     p.add_argument("--runs", type=Path, default=RUNS, help="the held-out runs (default %(default)s)")
+    p.add_argument(
+        "--foreign", type=Path, default=FOREIGN, help="the doctor_catalogue runs (default %(default)s)"
+    )
     p.add_argument(
         "--calibration",
         type=Path,
@@ -95,29 +103,40 @@ def registration(path: Path) -> dict[str, Any]:
     }
 
 
-def score(runs_dir: Path, calibration_path: Path) -> dict[str, Any]:
-    """The scored cells and the verdict, as plain values.
+def _part(per_run: list[pd.DataFrame], run_ids: list[str], model: Fit) -> dict[str, Any]:
+    """One set of held-out cells scored: its runs, cells and verdict, as plain values."""
+    if not run_ids:
+        return {"runs": [], "cells": [], "verdict": None}
+    try:
+        scored = blind_check.predicted(blind_check.combined(pd.concat(per_run, ignore_index=True)), model)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return {
+        "runs": run_ids,
+        "cells": json.loads(scored.to_json(orient="records")),
+        "verdict": blind_check.verdict(scored).as_json(),
+    }
+
+
+def score(runs_dir: Path, foreign_dir: Path, calibration_path: Path) -> dict[str, Any]:
+    """The scored cells and the verdict of each set (icelab's held-out states; tables other
+    engines wrote), as plain values.
 
     Raises:
         UserError: for a calibration that cannot be read, or runs that cannot be scored.
     """
     try:
-        found = calibration.read(calibration_path)
-        model = calibration.iceberg_fit(found, ICEBERG_DEFAULT_MODE)
+        model = calibration.iceberg_fit(calibration.read(calibration_path), ICEBERG_DEFAULT_MODE)
+        states = [r for r in find_runs(runs_dir) if r.complete]
+        state_cells = [blind_check.run_cells(r) for r in states]
+        foreign = [r for r in find_runs(foreign_dir) if r.complete and r.experiment == CATALOGUE]
+        measured = [(r, c) for r in foreign if not (c := blind_check.catalogue_cells(r)).empty]
     except (ValueError, OSError) as exc:
         raise UserError(str(exc)) from None
-    runs = [r for r in find_runs(runs_dir) if r.complete]
-    base = {"registration": registration(calibration_path), "runs": [r.run_id for r in runs]}
-    if not runs:
-        return base | {"cells": [], "verdict": None}
-    try:
-        scored = blind_check.predicted(blind_check.measured(runs), model)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    verdict = blind_check.verdict(scored)
-    return base | {
-        "cells": json.loads(scored.to_json(orient="records")),
-        "verdict": verdict.as_json(),
+    return {
+        "registration": registration(calibration_path),
+        "states": _part(state_cells, [r.run_id for r in states], model),
+        "foreign": _part([c for _, c in measured], [r.run_id for r, _ in measured], model),
     }
 
 
@@ -125,17 +144,11 @@ def _figure(value: float, digits: int = 1) -> str:
     return "-" if value != value else pct(value, digits)  # NaN: no complete cell
 
 
-def text(result: dict[str, Any], runs_dir: Path) -> str:
-    """The console view."""
-    reg = result["registration"]
-    lines = [
-        f"blind check registered by {reg['commit'] or 'an unknown commit (no git)'} ({PAGE}); predicted with "
-        f"{reg['calibration']}"
-        + ("" if reg["as_registered"] else " -- NOT the registered calibration: not the registered check"),
-    ]
-    if not result["runs"]:
-        return "\n".join([*lines, f"no complete held-out run under {runs_dir}: no cell measured yet"])
-    cells = pd.DataFrame(result["cells"])
+def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
+    """One set's cells, then its three figures and coverage."""
+    if not part["runs"]:
+        return [f"{what}: no complete run under {where} measured a cell yet"]
+    cells = pd.DataFrame(part["cells"])
     view = cells.assign(
         measured=cells["planning_ms"].map(lambda v: f"{v:,.1f}"),
         predicted=[f"{r.predicted_ms:,.1f} [{r.lo_ms:,.1f}, {r.hi_ms:,.1f}]" for r in cells.itertuples()],
@@ -143,12 +156,13 @@ def text(result: dict[str, Any], runs_dir: Path) -> str:
         scored=cells["complete"].map({True: "yes", False: "no"}),
     )
     columns = ["dataset", "layout", "window", "runs", "sittings", "measured", "predicted", "error", "scored"]
-    lines.append(view[columns].to_string(index=False))
-    v = result["verdict"]
+    v = part["verdict"]
     holds = v["holds"]
     mark = {True: "holds", False: "fails"}
-    lines += [
-        f"runs: {len(result['runs'])} ({', '.join(result['runs'])}); cells scored: {v['cells']}, "
+    return [
+        f"{what}:",
+        view[columns].to_string(index=False),
+        f"runs: {len(part['runs'])} ({', '.join(part['runs'])}); cells scored: {v['cells']}, "
         f"not scored (fewer than {blind_check.MIN_RUNS} runs or {blind_check.MIN_SITTINGS} sittings): "
         f"{v['incomplete']}",
         f"1. within {pct(blind_check.WITHIN, 0)}: {_figure(v['share_within'])} of cells "
@@ -160,7 +174,24 @@ def text(result: dict[str, Any], runs_dir: Path) -> str:
         f"coverage of the 95% prediction interval: {_figure(v['coverage'])} of the scored cells",
         "result: " + ("PASSES" if v["passed"] else "does not pass"),
     ]
-    return "\n".join(lines)
+
+
+def text(result: dict[str, Any], runs_dir: Path, foreign_dir: Path) -> str:
+    """The console view."""
+    reg = result["registration"]
+    head = (
+        f"blind check registered by {reg['commit'] or 'an unknown commit (no git)'} ({PAGE}); predicted with "
+        f"{reg['calibration']}"
+        + ("" if reg["as_registered"] else " -- NOT the registered calibration: not the registered check")
+    )
+    return "\n".join(
+        [
+            head,
+            *part_text(result["states"], "held-out states (metadata_scale runs)", runs_dir),
+            "",
+            *part_text(result["foreign"], "tables other engines wrote (doctor_catalogue runs)", foreign_dir),
+        ]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -169,14 +200,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
         if not args.calibration.is_file():
             raise UserError(f"{args.calibration}: no such calibration file")
-        result = score(args.runs, args.calibration)
+        result = score(args.runs, args.foreign, args.calibration)
     except UserError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2
     if args.json is not None and str(args.json) == "-":
         print(json.dumps(result, indent=2, default=str))
         return 0
-    print(text(result, args.runs))
+    print(text(result, args.runs, args.foreign))
     if args.json is not None:
         write_json(args.json, result)
         print(f"wrote {args.json}")

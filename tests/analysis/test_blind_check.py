@@ -111,3 +111,45 @@ def test_a_run_without_model_inputs_is_named(tmp_path):
     (found[0].path / blind_check.INPUTS_FILE).unlink()
     with pytest.raises(ValueError, match="no model_inputs.csv"):
         blind_check.measured(found)
+
+
+def catalogue_run(root: Path, run_id: str, sitting: str, slower: float) -> Run:
+    """A doctor_catalogue run whose catalogue.json measured two windows of one shape (one more
+    window without a time) and none of another."""
+    run_dir = root / "runs" / "doctor_catalogue" / run_id
+    run_dir.mkdir(parents=True)
+    inputs = {
+        "manifests_read": 12,
+        "entries_read": 600,
+        "largest_manifest_entries": 50,
+        "entries_matched": 20,
+    }
+    now = [
+        {"window": "1d", **inputs, "measured_ms": 40.0 * slower, "measured_plans": 5},
+        {"window": "7d", **inputs, "entries_matched": 140, "measured_ms": 42.0 * slower, "measured_plans": 5},
+        {"window": "30d", **inputs, "measured_ms": None, "measured_plans": 0},
+    ]
+    shapes = [
+        {"shape": "fragmented", "writer": "spark-sql", "now": now},
+        {"shape": "unpartitioned", "writer": "spark-sql", "now": []},
+    ]
+    (run_dir / "catalogue.json").write_text(json.dumps({"tiny": False, "shapes": shapes, "problems": []}))
+    (run_dir / "run.json").write_text(json.dumps({"status": "complete"}))
+    (run_dir / "env.json").write_text(json.dumps({"machine": {"cores": THREADS}}))
+    experiment = {"task": "doctor_catalogue", "sitting": sitting}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump({"experiment": experiment}))
+    found = read_run(run_dir)
+    assert found is not None
+    return found
+
+
+def test_foreign_tables_are_the_windows_measured_on_each_shape_as_written(tmp_path):
+    found = [
+        catalogue_run(tmp_path, f"2026112{i}T000000Z-abcde{i}", s, slower)
+        for i, (s, slower) in enumerate([("a", 1.0), ("b", 1.5), ("b", 1.2)])
+    ]
+    table = blind_check.combined(pd.concat([blind_check.catalogue_cells(r) for r in found]))
+    assert list(table["window"]) == ["1d", "7d"] and set(table["dataset"]) == {"fragmented"}
+    assert table["layout"].eq("as written (spark-sql)").all() and table["complete"].all()
+    assert table.set_index("window")["planning_ms"].to_dict() == {"1d": 48.0, "7d": 42.0 * 1.2}
+    assert (table["threads"] == THREADS).all() and (table["entries_matched"] == [20, 140]).all()

@@ -22,7 +22,8 @@ def rows(ctx, tmp_path_factory) -> dict[str, dict[str, Any]]:
     """The whole catalogue, built once in a scratch warehouse and checked."""
     policy = Policy(rules=manifest_health_rules(), windows=("1d", "7d", "30d"))
     warehouse = tmp_path_factory.mktemp("catalogue")
-    found = check_catalogue(ctx.spark, ctx.engine, warehouse, policy, fitted([REPO / "results"]), tiny=True)
+    model = fitted([REPO / "results"])
+    found = check_catalogue(ctx.spark, ctx.engine, warehouse, policy, model, tiny=True, measure_plans=1)
     return {r["shape"]: r for r in found}
 
 
@@ -48,3 +49,17 @@ def test_every_advised_rewrite_is_applied_to_a_copy_and_leaves_no_window_worse(r
 def test_the_catalogue_has_both_writers():
     writers = {s.writer for s in SHAPES}
     assert writers == {"spark-sql", "pyiceberg"} and sum(s.writer == "pyiceberg" for s in SHAPES) >= 2
+
+
+def test_each_window_of_a_shape_as_written_is_measured_beside_its_inputs_and_prediction(rows):
+    """Where the doctor reads windows (the table has a time field), each is planned on the table as
+    written: a time, beside the model's inputs from the metadata, which name the data manifests
+    Iceberg's scan report says the plan opened."""
+    timed = [r for r in rows.values() if r.get("now")]
+    assert len({r["writer"] for r in timed}) == 2 and len(timed) >= 5
+    for r in timed:
+        for w in r["now"]:
+            assert w["measured_plans"] == 1 and w["measured_ms"] > 0, (r["shape"], w)
+            assert w["predicted_ms"] is not None, (r["shape"], w)
+            data_manifests = w["manifests_read"] - w["delete_manifests"]
+            assert w["manifests_scanned"] == data_manifests, (r["shape"], w)

@@ -24,25 +24,26 @@ def test_the_committed_calibration_is_the_one_the_registration_committed(tmp_pat
 def test_the_check_is_scored_and_printed_with_its_three_figures(tmp_path, capsys):
     runs(tmp_path / "held", ["a", "b", "b"])
     calibration = made(tmp_path, LOCAL)
-    assert main(["blind", "--runs", str(tmp_path / "held"), "--calibration", str(calibration)]) == 0
+    none = str(tmp_path / "none")
+    args = ["blind", "--runs", str(tmp_path / "held"), "--foreign", none, "--calibration", str(calibration)]
+    assert main(args) == 0
     printed = capsys.readouterr().out
     assert "NOT the registered calibration" in printed
     assert "cells scored: " in printed and "not scored (fewer than 3 runs or 2 sittings): 0" in printed
     for line in ("1. within 25%: ", "2. largest error: ", "3. median signed error: ", "coverage of the 95%"):
         assert line in printed
-    assert printed.rstrip().endswith("result: PASSES")
-    assert (
-        main(["blind", "--runs", str(tmp_path / "held"), "--calibration", str(calibration), "--json", "-"])
-        == 0
-    )
-    data = json.loads(capsys.readouterr().out)
+    assert "held-out states (metadata_scale runs):\n" in printed and "result: PASSES" in printed
+    said = f"(doctor_catalogue runs): no complete run under {none} measured a cell yet"
+    assert printed.rstrip().endswith(said)
+    assert main([*args, "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)["states"]
     assert data["verdict"]["passed"] and len(data["runs"]) == 3 and all(c["complete"] for c in data["cells"])
 
 
 def test_without_held_out_runs_nothing_is_measured_yet(tmp_path, capsys):
-    assert main(["blind", "--runs", str(tmp_path)]) == 0
+    assert main(["blind", "--runs", str(tmp_path), "--foreign", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert f"no complete held-out run under {tmp_path}: no cell measured yet" in printed
+    assert f"(metadata_scale runs): no complete run under {tmp_path} measured a cell yet" in printed
     assert "NOT the registered" not in printed
 
 

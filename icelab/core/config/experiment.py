@@ -162,6 +162,12 @@ class CatalogueConfig(_Strict):
     task: Literal["doctor_catalogue"]
     windows: list[WindowName] = Field(min_length=1, description="windows the doctor predicts planning for")
     tiny: bool = Field(description="fewer appends per shape (the tests' sizes); the verdicts stay the same")
+    measure_plans: int = Field(
+        default=0,
+        ge=0,
+        description="timed plans of each window's count query on each shape as written, beside the "
+        "prediction (0: none)",
+    )
 
 
 class ExpiryConfig(_Strict):
