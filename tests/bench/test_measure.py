@@ -226,7 +226,9 @@ def test_a_measurement_past_its_timeout_is_cancelled_into_an_error_row(ctx, tiny
     m = measure(ctx.spark, sql, timeout_s=timeout_s)
     assert m.status == "error" and not m.executed
     assert m.error.startswith(f"cancelled after protocol.timeout_s={timeout_s:g}: ")
-    after = measure(ctx.spark, count_sql(tiny.dataset.parquet_table), timeout_s=timeout_s)
+    # A deadline as generous as a protocol's: on a loaded machine a plain count can outlast the
+    # short one above, and this asks only whether the session still measures.
+    after = measure(ctx.spark, count_sql(tiny.dataset.parquet_table), timeout_s=600)
     assert after.status == "ok", after.error
 
 
