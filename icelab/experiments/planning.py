@@ -25,7 +25,6 @@ from icelab.bench.recorder import Recorder
 from icelab.bench.variants import Variant, settings, table_state, variants
 from icelab.bench.windows import Window, load_query, window_in_data
 from icelab.charts import draw_charts
-from icelab.charts.planning import write_charts
 from icelab.core import run_state
 from icelab.core.config import (
     DatasetConfig,
@@ -229,10 +228,18 @@ def _finish(
     write_csv(run_dir / "summary.csv", summary)
     growth = stats.growth(summary, *pcfg.ratio)
     write_csv(run_dir / "growth.csv", growth)
-    charts = draw_charts(bool(ctx.cfg.charts), write_charts, run_dir)
+    charts = draw_charts(bool(ctx.cfg.charts), _write_charts, run_dir)
     print(report(summary, growth, overhead, pcfg.ratio))
     for line in size_note(summary, recorder.info["variants"], pcfg.ratio[1]):
         print(line)
     print(answers.verdict(checked))
     print(f"results: {run_dir} ({len(recorder.rows)} rows; {charts})")
     answers.raise_if_differ(checked, run_dir, bool(ctx.cfg.verify.allow_duckdb_errors))
+
+
+def _write_charts(run_dir: Path) -> list[Path]:
+    """The run's charts (icelab.charts.planning), imported only when drawn: matplotlib's import
+    costs about 0.8 s of CPU, which a run with charts=false (most of the tests' runs) never uses."""
+    from icelab.charts.planning import write_charts
+
+    return write_charts(run_dir)

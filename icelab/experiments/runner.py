@@ -8,41 +8,43 @@ from typing import Any
 from omegaconf import DictConfig
 
 from icelab.core.errors import UserError
-from icelab.experiments import (
-    canonical,
-    costmodel_calibrate,
-    datagen,
-    doctor,
-    doctor_catalogue,
-    manifest_health,
-    metadata_scale,
-    planning,
-    schema_evolution,
-    snapshot_expiry,
-    verify,
-)
 
-# experiment.task -> its module's run(cfg). All are imported, not only the one a run names: they
-# share Spark, pandas and the bench, so together they take about 0.1 s of CPU more than planning's
-# alone (0.45 s more than datagen's), small beside the driver JVM every task starts.
-TASKS: dict[str, Callable[[DictConfig], Any]] = {
-    "canonical": canonical.run,
-    "costmodel_calibrate": costmodel_calibrate.run,
-    "datagen": datagen.run,
-    "doctor": doctor.run,
-    "doctor_catalogue": doctor_catalogue.run,
-    "manifest_health": manifest_health.run,
-    "metadata_scale": metadata_scale.run,
-    "planning": planning.run,
-    "schema_evolution": schema_evolution.run,
-    "snapshot_expiry": snapshot_expiry.run,
-    "verify": verify.run,
-}
+
+def task_run(task: str) -> Callable[[DictConfig], Any]:
+    """The `run(cfg)` of the experiment module `task` names, importing only that module.
+
+    Importing all of them cost every `python run.py` about 3 s of CPU more than planning's alone
+    (costmodel_calibrate's statsmodels and scipy, doctor_catalogue's SQL catalog of pyiceberg,
+    canonical's charts), which a run of one task never uses.
+    """
+    match task:
+        case "canonical":
+            from icelab.experiments.canonical import run
+        case "costmodel_calibrate":
+            from icelab.experiments.costmodel_calibrate import run
+        case "datagen":
+            from icelab.experiments.datagen import run
+        case "doctor":
+            from icelab.experiments.doctor import run
+        case "doctor_catalogue":
+            from icelab.experiments.doctor_catalogue import run
+        case "manifest_health":
+            from icelab.experiments.manifest_health import run
+        case "metadata_scale":
+            from icelab.experiments.metadata_scale import run
+        case "planning":
+            from icelab.experiments.planning import run
+        case "schema_evolution":
+            from icelab.experiments.schema_evolution import run
+        case "snapshot_expiry":
+            from icelab.experiments.snapshot_expiry import run
+        case "verify":
+            from icelab.experiments.verify import run
+        case _:
+            raise UserError(f"experiment task '{task}' has no module icelab/experiments/{task}.py")
+    return run
 
 
 def run_experiment(cfg: DictConfig) -> None:
     """Call the `run(cfg)` of the module `experiment.task` names."""
-    task = cfg.experiment.task
-    if task not in TASKS:
-        raise UserError(f"experiment task '{task}' has no module icelab/experiments/{task}.py")
-    TASKS[task](cfg)
+    task_run(cfg.experiment.task)(cfg)
