@@ -201,6 +201,11 @@ def test_a_window_cannot_prune_the_field_before_the_day(ctx, shaped, shape: str)
     one = plan(ctx, state, REWRITE, window)
     values = len(shapes.CATEGORIES) if shape == "identity_day" else shapes.BUCKETS
     assert one["manifests_scanned"] >= values
+    # A manifest holds two values of the first field only where one value's entries end.
+    firsts = ctx.spark.sql(
+        f"SELECT partition_summaries[0] AS s FROM {state.table(REWRITE)}.manifests"
+    ).collect()
+    assert sum(r.s.lower_bound != r.s.upper_bound for r in firsts) < values
     hit = ctx.spark.sql(
         f"SELECT count(DISTINCT partition.{first}) FROM {state.table(REWRITE)}.files "
         f"WHERE partition.timestamp_day = DATE '{window.start.date()}'"
