@@ -116,11 +116,12 @@ def partition_span(value: str, partitioning: str) -> tuple[dt.datetime, dt.datet
 
 
 def manifest_ranges(spark: SparkSession, table: str, partitioning: str = "day") -> pd.DataFrame:
-    """Each manifest of the current snapshot: bytes, live entries, and the [start, stop) its time
-    partitions span."""
+    """Each manifest of the current snapshot: content (0 data, 1 deletes), bytes, live entries,
+    and the [start, stop) its time partitions span."""
     # The whole partition_summaries column: Iceberg cannot project part of a list's struct.
     found = spark.sql(
-        f"SELECT length, added_data_files_count + existing_data_files_count AS entries, "
+        f"SELECT content, length, added_data_files_count + existing_data_files_count "
+        f"+ added_delete_files_count + existing_delete_files_count AS entries, "
         f"partition_summaries FROM {table}.manifests"
     ).collect()
     at = TIME_FIELD[partitioning]
@@ -133,6 +134,7 @@ def manifest_ranges(spark: SparkSession, table: str, partitioning: str = "day") 
     ]
     rows = pd.DataFrame(
         {
+            "content": [r["content"] for r in found],
             "length": [r["length"] for r in found],
             "entries": [r["entries"] for r in found],
             "start": [lo for lo, _ in spans],
@@ -145,11 +147,13 @@ def manifest_ranges(spark: SparkSession, table: str, partitioning: str = "day") 
 def window_reads(
     state: MetaState, layout_name: str, manifests: pd.DataFrame, windows: list[Window]
 ) -> list[dict]:
-    """Per window, what planning must read: the manifests whose time range meets the window (a
-    bucket or category field before the time prunes nothing: the windows filter time only)."""
+    """Per window, what planning must read: the data manifests whose time range meets the window
+    (a bucket or category field before the time prunes nothing: the windows filter time only),
+    and the delete manifests that do."""
     out = []
     for window in windows:
-        hit = manifests[(manifests["start"] < window.end) & (manifests["stop"] > window.start)]
+        met = manifests[(manifests["start"] < window.end) & (manifests["stop"] > window.start)]
+        hit, deletes = met[met["content"] == 0], met[met["content"] != 0]
         out.append(
             {
                 "dataset": state.label,
@@ -161,6 +165,8 @@ def window_reads(
                 # Iceberg's worker pool reads manifests in parallel, each on one thread: a plan
                 # lasts at least as long as its largest manifest takes (docs/metadata-scale.md).
                 "largest_manifest_entries": int(hit["entries"].max()) if len(hit) else 0,
+                "delete_manifests_read": len(deletes),
+                "delete_entries_read": int(deletes["entries"].sum()),
             }
         )
     return out

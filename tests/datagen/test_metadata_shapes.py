@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from icelab.bench.measure import measure
+from icelab.bench.measure import measure, plan_query
 from icelab.bench.windows import Window, load_query, render
 from icelab.core.config.metadata import meta_configs, metadata_scale_config
 from icelab.datagen.metadata import shapes
@@ -26,13 +26,14 @@ MICRO = [
     "meta.meta_micro.parquet=false",
     "meta.meta_micro.modes=[local]",
 ]
-# (partitioning, schema) per shape; the rewrite of meta_micro (64 KB) for every one.
+# (partitioning, schema, deletes) per shape; the rewrite of meta_micro (64 KB) for every one.
 SHAPES = {
-    "hour": ("hour", "wide"),
-    "month": ("month", "wide"),
-    "identity_day": ("identity_day", "wide"),
-    "bucket_day": ("bucket_day", "wide"),
-    "narrow": ("day", "narrow"),
+    "hour": ("hour", "wide", "none"),
+    "month": ("month", "wide", "none"),
+    "identity_day": ("identity_day", "wide", "none"),
+    "bucket_day": ("bucket_day", "wide", "none"),
+    "narrow": ("day", "narrow", "none"),
+    "position_deletes": ("day", "wide", "position"),
 }
 # The partition fields Iceberg names for each partitioning (the table's spec, in order).
 FIELDS = {
@@ -56,7 +57,7 @@ def shaped(compose_run, ctx, tiny) -> dict[str, MetaState]:  # noqa: ANN001
     """Every shape's micro state, built (or reused) in this process's session."""
     data_dir = compose_run(*MICRO).paths.data_dir
     states = {}
-    for shape, (partitioning, schema) in SHAPES.items():
+    for shape, (partitioning, schema, deletes) in SHAPES.items():
         state = micro_state(
             compose_run,
             tiny.dataset,
@@ -64,6 +65,7 @@ def shaped(compose_run, ctx, tiny) -> dict[str, MetaState]:  # noqa: ANN001
             f"shape_{shape}",
             f"meta.meta_micro.partitioning={partitioning}",
             f"meta.meta_micro.schema={schema}",
+            f"meta.meta_micro.deletes={deletes}",
         )
         ensure(ctx.spark, state, ctx.engine, progress=False)
         states[shape] = state
@@ -75,7 +77,7 @@ def busiest(ctx, state: MetaState, unit: str) -> Window:  # noqa: ANN001
     micro state holds few: its late data has not come yet)."""
     start = ctx.spark.sql(
         f"SELECT date_trunc('{unit}', readable_metrics.timestamp.lower_bound) AS at, count(*) AS n "
-        f"FROM {state.table(REWRITE)}.files GROUP BY 1 ORDER BY n DESC, at LIMIT 1"
+        f"FROM {state.table(REWRITE)}.data_files GROUP BY 1 ORDER BY n DESC, at LIMIT 1"
     ).first()["at"]
     return Window(f"1{unit[0]}", start, start + dt.timedelta(**{f"{unit}s": 1}))
 
@@ -98,7 +100,7 @@ def reads(ctx, state: MetaState, layout: str, window: str) -> dict:  # noqa: ANN
 def in_window(ctx, state: MetaState, layout: str, found: Window) -> int:  # noqa: ANN001
     """Entries whose timestamps lie inside the window (their bounds, read back through Spark)."""
     return ctx.spark.sql(
-        f"SELECT count(*) FROM {state.table(layout)}.files "
+        f"SELECT count(*) FROM {state.table(layout)}.data_files "
         f"WHERE readable_metrics.timestamp.lower_bound >= TIMESTAMP '{found.params['ts_from']}' "
         f"AND readable_metrics.timestamp.upper_bound < TIMESTAMP '{found.params['ts_to']}'"
     ).first()[0]
@@ -111,7 +113,7 @@ def test_each_layout_has_the_shapes_spec_and_every_entry(ctx, shaped, shape: str
         table = state.table(layout)
         fields = ctx.spark.table(f"{table}.partitions").schema["partition"].dataType.fieldNames()
         assert fields == FIELDS[state.size.partitioning], (layout, fields)
-        assert ctx.spark.table(f"{table}.files").count() == state.size.data_files
+        assert ctx.spark.table(f"{table}.data_files").count() == state.size.data_files
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -136,19 +138,19 @@ def test_partition_values_agree_with_the_entries_timestamps(ctx, shaped, shape: 
             for end in ("lower_bound", "upper_bound")
         ]
     bad = ctx.spark.sql(
-        f"SELECT count(*) FROM {state.table(REWRITE)}.files WHERE {' OR '.join(wrong)}"
+        f"SELECT count(*) FROM {state.table(REWRITE)}.data_files WHERE {' OR '.join(wrong)}"
     ).first()[0]
     assert bad == 0
     if shape == "hour":
-        hours = ctx.spark.sql(f"SELECT count(DISTINCT partition) FROM {state.table(REWRITE)}.files").first()[
-            0
-        ]
+        hours = ctx.spark.sql(
+            f"SELECT count(DISTINCT partition) FROM {state.table(REWRITE)}.data_files"
+        ).first()[0]
         # Up to 24 a day (the micro state's days of on-time data hold about 100 entries each).
         assert hours > 10 * state.size.days
     if shape in ("identity_day", "bucket_day"):
         first = FIELDS[state.size.partitioning][0]
         values = ctx.spark.sql(
-            f"SELECT count(DISTINCT partition.{first}) FROM {state.table(REWRITE)}.files"
+            f"SELECT count(DISTINCT partition.{first}) FROM {state.table(REWRITE)}.data_files"
         ).first()[0]
         assert values == (len(shapes.CATEGORIES) if shape == "identity_day" else shapes.BUCKETS)
 
@@ -184,8 +186,8 @@ def test_a_month_partition_reads_the_whole_month(ctx, shaped) -> None:
     one, seven = plan(ctx, state, REWRITE, "1d"), plan(ctx, state, REWRITE, "7d")
     assert one["manifests_scanned"] == seven["manifests_scanned"]
     month = ctx.spark.sql(
-        f"SELECT count(*) FROM {state.table(REWRITE)}.files WHERE partition.timestamp_month = "
-        f"(SELECT max(partition.timestamp_month) FROM {state.table(REWRITE)}.files)"
+        f"SELECT count(*) FROM {state.table(REWRITE)}.data_files WHERE partition.timestamp_month = "
+        f"(SELECT max(partition.timestamp_month) FROM {state.table(REWRITE)}.data_files)"
     ).first()[0]
     assert one["files_scanned"] + one["files_skipped"] == month
     assert one["files_scanned"] < month  # the entries' own timestamps still skip most
@@ -207,7 +209,7 @@ def test_a_window_cannot_prune_the_field_before_the_day(ctx, shaped, shape: str)
     ).collect()
     assert sum(r.s.lower_bound != r.s.upper_bound for r in firsts) < values
     hit = ctx.spark.sql(
-        f"SELECT count(DISTINCT partition.{first}) FROM {state.table(REWRITE)}.files "
+        f"SELECT count(DISTINCT partition.{first}) FROM {state.table(REWRITE)}.data_files "
         f"WHERE partition.timestamp_day = DATE '{window.start.date()}'"
     ).first()[0]
     assert hit == values
@@ -219,13 +221,43 @@ def test_the_narrow_schema_carries_ten_columns_statistics(ctx, shaped) -> None:
     state = shaped["narrow"]
     assert len(ctx.spark.table(state.table(AS_INGESTED)).columns) == len(shapes.NARROW)
     sizes = ctx.spark.sql(
-        f"SELECT max(size(column_sizes)), max(size(lower_bounds)) FROM {state.table(AS_INGESTED)}.files"
+        f"SELECT max(size(column_sizes)), max(size(lower_bounds)) FROM {state.table(AS_INGESTED)}.data_files"
     ).first()
     assert sizes[0] == 10 and 5 <= sizes[1] <= 10, sizes
     manifests = ctx.spark.sql(
         f"SELECT sum(length), sum(added_data_files_count) FROM {state.table(AS_INGESTED)}.manifests"
     ).first()
     assert manifests[0] / manifests[1] < 0.6 * 725
+
+
+def delete_metrics(ctx, state: MetaState, layout: str, window: str) -> dict[str, int]:  # noqa: ANN001
+    """Iceberg's delete-side scan metrics of the count query's plan over `window`."""
+    (found,) = state_windows(state, [window])
+    ctx.spark.conf.set("spark.sql.iceberg.data-planning-mode", "local")
+    _, _, scans = plan_query(ctx.spark, render(load_query("count_window"), state.table(layout), found))
+    names = ("totalDeleteManifests", "scannedDeleteManifests", "resultDeleteFiles")
+    return {name: sum(int(scan.metrics().apply(name).value()) for scan in scans) for name in names}
+
+
+@pytest.mark.parametrize("layout", [AS_INGESTED, REWRITE])
+def test_position_deletes_are_read_by_a_plan(ctx, shaped, layout: str) -> None:
+    """With position deletes (merge-on-read), each layout has a delete manifest per delete commit,
+    and a plan reads them and matches each data file it keeps with its partition's delete files;
+    a state without deletes has none."""
+    state = shaped["position_deletes"]
+    content = dict(
+        ctx.spark.sql(f"SELECT content, count(*) FROM {state.table(layout)}.manifests GROUP BY 1").collect()
+    )
+    assert content[1] == shapes.DELETE_COMMITS and content[0] >= 1
+    found = delete_metrics(ctx, state, layout, "1d")
+    assert (
+        found["scannedDeleteManifests"]
+        == shapes.DELETE_COMMITS
+        == reads(ctx, state, layout, "1d")["delete_manifests_read"]
+    )
+    files = plan(ctx, state, layout, "1d")["files_scanned"]
+    assert files > 0 and found["resultDeleteFiles"] == shapes.DELETE_COMMITS * files
+    assert delete_metrics(ctx, shaped["narrow"], layout, "1d") == dict.fromkeys(found, 0)
 
 
 # --- the state hash ----------------------------------------------------------------------------
@@ -246,7 +278,7 @@ def test_a_shape_is_another_state(compose_cfg, tmp_path: Path) -> None:
     )
     assert given.hash == plain.hash
     hashes = {plain.hash}
-    for partitioning, schema in SHAPES.values():
+    for partitioning, schema, deletes in SHAPES.values():
         state = micro_state(
             compose_cfg,
             STUB,
@@ -254,6 +286,7 @@ def test_a_shape_is_another_state(compose_cfg, tmp_path: Path) -> None:
             "m",
             f"meta.meta_micro.partitioning={partitioning}",
             f"meta.meta_micro.schema={schema}",
+            f"meta.meta_micro.deletes={deletes}",
         )
         hashes.add(state.hash)
     assert len(hashes) == 1 + len(SHAPES)
@@ -292,7 +325,7 @@ def test_every_held_out_config_is_its_shape(compose_cfg) -> None:
     assert len(sizes) == 2 * len(SHAPES)
     for name, size in sizes.items():
         shape = name.removeprefix("heldout_").rsplit("_", 1)[0]
-        assert (size.partitioning, size.columns) == SHAPES[shape], name
+        assert (size.partitioning, size.columns, size.deletes) == SHAPES[shape], name
         assert size.modes == ["local"] and not size.parquet and set(size.rewrites) == {"rewrite_8mb"}
         assert size.data_files == {"200k": 200_000, "1m": 1_000_000}[name.rsplit("_", 1)[1]]
     assert dt.date(2026, 6, 30) == exp.end

@@ -16,6 +16,7 @@ IcebergMode = Literal["local", "distributed", "local_cache"]
 ListingMode = Literal["serial", "parallel"]
 Partitioning = Literal["day", "hour", "month", "identity_day", "bucket_day"]
 SchemaShape = Literal["wide", "narrow"]
+Deletes = Literal["none", "position"]
 
 
 class MetaSizeConfig(_Strict):
@@ -45,6 +46,8 @@ class MetaSizeConfig(_Strict):
             or two fields, a category (identity) or a bucket of the id, then the day.
         columns: `schema` in the YAML: `wide` (the template's schema) or `narrow` (about 10 of
             its columns, so entries carry statistics for those only).
+        deletes: `position`: merge-on-read position-delete files over the latest days, committed
+            after the data, so a plan reads delete manifests and matches delete files.
     """
 
     data_files: int = Field(gt=0)
@@ -65,18 +68,20 @@ class MetaSizeConfig(_Strict):
     partitioning: Partitioning = "day"
     # `schema` would shadow pydantic's BaseModel.schema: the YAML key is an alias.
     columns: SchemaShape = Field(default="wide", alias="schema")
+    deletes: Deletes = "none"
 
     @property
     def shaped(self) -> bool:
         """Whether the state's shape differs from icelab's own table (day partitions, wide schema)."""
-        return (self.partitioning, self.columns) != ("day", "wide")
+        return (self.partitioning, self.columns, self.deletes) != ("day", "wide", "none")
 
     @model_validator(mode="after")
     def _check(self) -> MetaSizeConfig:
         if self.shaped and self.parquet:
             raise ValueError(
-                f"partitioning={self.partitioning} schema={self.columns}: a shaped state is Iceberg "
-                "only (its Parquet side would be the day tree of icelab's own table); set parquet: false"
+                f"partitioning={self.partitioning} schema={self.columns} deletes={self.deletes}: a shaped "
+                "state is Iceberg only (its Parquet side would be the day tree of icelab's own table); "
+                "set parquet: false"
             )
         for name, size in self.rewrites.items():
             if not name.isidentifier() or name == "as_ingested":

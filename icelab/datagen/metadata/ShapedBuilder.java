@@ -3,7 +3,8 @@
 // spec and schema. The spec is read from the table: days, hours or months of the timestamp, an
 // identity field (a category) and a bucket field before the day. A narrow schema keeps the
 // template's statistics for its own columns only (matched by name). No Parquet placeholders:
-// a shaped state is measured on its Iceberg tables only.
+// a shaped state is measured on its Iceberg tables only. With delete_commits=N, N row deltas
+// then add position-delete files over the latest `delete_days` days (merge-on-read), after the data.
 //   layout=as_ingested  manifest c holds commit c's entries; `manifests_per_commit` per fast append
 //   layout=clustered    entries sorted by partition tuple, range-partitioned into
 //                       ceil(entries x entry_bytes / target_bytes) ranges (a partition value
@@ -31,14 +32,18 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileMetadata;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestWriter;
+import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.Metrics;
 import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.PartitionField;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.hadoop.HadoopTables;
@@ -255,10 +260,7 @@ public final class ShapedBuilder {
       lower.put(categoryField, value);
       upper.put(categoryField, value.duplicate());
     }
-    PartitionData partition = new PartitionData(spec.partitionType());
-    for (int i = 0; i < fills.length; i++) {
-      partition.set(i, value(i, epochDay, at));
-    }
+    PartitionData partition = partition(commit, day, k);
     Metrics metrics =
         new Metrics(
             rows,
@@ -292,6 +294,62 @@ public final class ShapedBuilder {
       out.close();
     }
     return out.toManifestFile();
+  }
+
+  private PartitionData partition(int commit, int day, int k) {
+    int[] at = place(commit, day, k);
+    PartitionData partition = new PartitionData(spec.partitionType());
+    for (int i = 0; i < fills.length; i++) {
+      partition.set(i, value(i, firstEpochDay + day, at));
+    }
+    return partition;
+  }
+
+  /**
+   * Position deletes over the latest `delete_days` days: `delete_commits` row deltas, each with
+   * one delete file per partition of those days holding data, its file_path bounds spanning that
+   * partition's data files (a partition-scoped file, as a writer deleting rows of several files
+   * writes). Committed after the data, so they apply to it. Returns the delete files added.
+   */
+  private long commitDeletes(long[] packed) {
+    int deltas = Integer.parseInt(args.getOrDefault("delete_commits", "0"));
+    int firstDay = days - Integer.parseInt(args.getOrDefault("delete_days", "0"));
+    Map<String, PartitionData> partitions = new java.util.TreeMap<>();
+    for (long p : packed) {
+      int commit = (int) (p >>> 40), day = (int) ((p >>> 24) & 0xFFFF), k = (int) (p & 0xFFFFFF);
+      if (deltas > 0 && day >= firstDay) {
+        PartitionData partition = partition(commit, day, k);
+        partitions.putIfAbsent(spec.partitionToPath(partition), partition);
+      }
+    }
+    int path = MetadataColumns.DELETE_FILE_PATH.fieldId(), pos = MetadataColumns.DELETE_FILE_POS.fieldId();
+    long added = 0;
+    for (int j = 0; j < deltas; j++) {
+      RowDelta delta = table.newRowDelta();
+      for (Map.Entry<String, PartitionData> e : partitions.entrySet()) {
+        String prefix = table.location() + "/data/" + e.getKey() + "/";
+        long rows = 20;
+        Map<Integer, ByteBuffer> lower = new HashMap<>(), upper = new HashMap<>();
+        // Data files here are named c<commit>-<k>.parquet: "c" to "d" spans them all.
+        lower.put(path, Conversions.toByteBuffer(Types.StringType.get(), prefix + "c"));
+        upper.put(path, Conversions.toByteBuffer(Types.StringType.get(), prefix + "d"));
+        lower.put(pos, Conversions.toByteBuffer(Types.LongType.get(), 0L));
+        upper.put(pos, Conversions.toByteBuffer(Types.LongType.get(), 1000L));
+        delta.addDeletes(
+            FileMetadata.deleteFileBuilder(spec)
+                .ofPositionDeletes()
+                .withPath(prefix + "delete-" + j + ".parquet")
+                .withFormat(FileFormat.PARQUET)
+                .withPartition(e.getValue())
+                .withRecordCount(rows)
+                .withFileSizeInBytes(1500 + 12 * rows)
+                .withMetrics(new Metrics(rows, null, null, null, null, lower, upper))
+                .build());
+        added++;
+      }
+      delta.commit();
+    }
+    return added;
   }
 
   private static void emit(String json) {
@@ -418,6 +476,7 @@ public final class ShapedBuilder {
     } else {
       throw new IllegalArgumentException("layout=" + layout + ": as_ingested or clustered");
     }
+    long deletes = commitDeletes(packed);
     long bytes = 0, entries = 0;
     for (ManifestFile m : manifests) {
       bytes += m.length();
@@ -425,7 +484,7 @@ public final class ShapedBuilder {
     }
     emit("{\"done\": true, \"manifests\": " + manifests.size() + ", \"manifest_bytes\": " + bytes
         + ", \"entries\": " + entries + ", \"commits\": " + commitsMade + ", \"templates\": "
-        + templates.size() + ", \"seconds\": " + (System.nanoTime() - t0) / 1e9 + "}");
+        + templates.size() + ", \"delete_files\": " + deletes + ", \"seconds\": " + (System.nanoTime() - t0) / 1e9 + "}");
   }
 
   public static void main(String[] argv) throws Exception {

@@ -39,6 +39,10 @@ PARTITIONED_BY = {
 # The narrow schema's top-level columns (10 leaves: search has 3, placeContext 2): the ones
 # every partitioning above needs, and two small structs.
 NARROW = ["_id", "timestamp", "eventType", "producedBy", "search", "placeContext", "date"]
+# Position deletes as a merge-on-read table gathers them: each delete commit (a row-level
+# update or delete) writes one delete file per partition of the latest days, where changes land.
+DELETE_COMMITS = 10
+DELETE_DAYS = 30
 
 
 def _sha(path: Path) -> str:
@@ -50,6 +54,7 @@ def shape_key(size: MetaSizeConfig) -> dict[str, Any]:
     return {
         "partitioning": size.partitioning,
         "schema": size.columns,
+        "deletes": size.deletes,
         "builder": _sha(BUILDER),
         "shapes": _sha(Path(__file__)),
     }
@@ -62,6 +67,11 @@ def table_schema(template: StructType, columns: str) -> StructType:
     return StructType([f for f in template.fields if f.name in NARROW])
 
 
-def builder_args(partitioning: str) -> dict[str, Any]:
+def builder_args(size: MetaSizeConfig) -> dict[str, Any]:
     """ShapedBuilder's shape arguments (the spec itself it reads from the table)."""
-    return {"categories": ",".join(CATEGORIES)} if partitioning == "identity_day" else {}
+    args: dict[str, Any] = {}
+    if size.partitioning == "identity_day":
+        args["categories"] = ",".join(CATEGORIES)
+    if size.deletes == "position":
+        args |= {"delete_commits": DELETE_COMMITS, "delete_days": min(DELETE_DAYS, size.days)}
+    return args

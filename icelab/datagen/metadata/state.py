@@ -286,7 +286,7 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
         )
         args = {**common, "target": str(state.table_path(name))}
         if size.shaped:
-            args |= shapes.builder_args(size.partitioning)
+            args |= shapes.builder_args(size)
         if name == AS_INGESTED:
             args |= {"layout": "as_ingested", "manifests_per_commit": state.size.manifests_per_commit}
             if state.has_parquet:
