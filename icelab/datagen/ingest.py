@@ -60,17 +60,22 @@ def table_properties(dataset: Dataset) -> dict[str, str]:
 
 
 def create_iceberg_table(
-    spark: SparkSession, dataset: Dataset, schema: StructType, table: str | None = None
+    spark: SparkSession,
+    dataset: Dataset,
+    schema: StructType,
+    table: str | None = None,
+    partitioned_by: str | None = None,
 ) -> None:
     """CREATE the empty Iceberg table (the dataset's, or `table` in its catalog), partitioned by
-    days (or hours) of `timestamp`."""
+    days (or hours) of `timestamp`, or by `partitioned_by` (Spark SQL's PARTITIONED BY list)."""
     ddl = spark._jvm.org.apache.spark.sql.types.DataType.fromJson(_nullable(schema).json()).toDDL()
     transform = "hours" if dataset.config.partitioning == "hour" else "days"
+    partitioned_by = partitioned_by or f"{transform}(timestamp)"
     props = ", ".join(f"'{k}' = '{v}'" for k, v in table_properties(dataset).items())
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {dataset.catalog}.bench")
     spark.sql(
         f"CREATE TABLE {table or dataset.iceberg_table} ({ddl}) USING iceberg "
-        f"PARTITIONED BY ({transform}(timestamp)) TBLPROPERTIES ({props})"
+        f"PARTITIONED BY ({partitioned_by}) TBLPROPERTIES ({props})"
     )
 
 

@@ -101,19 +101,47 @@ def state_windows(state: MetaState, names: list[str]) -> list[Window]:
     return [parse_window(name, end, dt.timedelta(days=state.size.days)) for name in names]
 
 
-def manifest_ranges(spark: SparkSession, table: str) -> pd.DataFrame:
-    """Each manifest of the current snapshot: bytes, live entries, first and last day."""
+# Where the time field sits in each partitioning's tuple, and how long one of its values lasts.
+TIME_FIELD = {"day": 0, "hour": 0, "month": 0, "identity_day": 1, "bucket_day": 1}
+
+
+def partition_span(value: str, partitioning: str) -> tuple[dt.datetime, dt.datetime]:
+    """[start, stop) of a time partition from its human string: `2026-01-31`, `2026-01-31-05`
+    (an hour), `2026-01` (a month)."""
+    if partitioning == "hour":
+        start = dt.datetime.strptime(value, "%Y-%m-%d-%H")
+        return start, start + dt.timedelta(hours=1)
+    if partitioning == "month":
+        start = dt.datetime.strptime(value, "%Y-%m")
+        return start, (start + dt.timedelta(days=32)).replace(day=1)
+    start = dt.datetime.combine(dt.date.fromisoformat(value), dt.time())
+    return start, start + dt.timedelta(days=1)
+
+
+def manifest_ranges(spark: SparkSession, table: str, partitioning: str = "day") -> pd.DataFrame:
+    """Each manifest of the current snapshot: content (0 data, 1 deletes), bytes, live entries,
+    and the [start, stop) its time partitions span."""
     # The whole partition_summaries column: Iceberg cannot project part of a list's struct.
     found = spark.sql(
-        f"SELECT length, added_data_files_count + existing_data_files_count AS entries, "
+        f"SELECT content, length, added_data_files_count + existing_data_files_count "
+        f"+ added_delete_files_count + existing_delete_files_count AS entries, "
         f"partition_summaries FROM {table}.manifests"
     ).collect()
+    at = TIME_FIELD[partitioning]
+    spans = [
+        (
+            partition_span(r["partition_summaries"][at]["lower_bound"], partitioning)[0],
+            partition_span(r["partition_summaries"][at]["upper_bound"], partitioning)[1],
+        )
+        for r in found
+    ]
     rows = pd.DataFrame(
         {
+            "content": [r["content"] for r in found],
             "length": [r["length"] for r in found],
             "entries": [r["entries"] for r in found],
-            "lo": [dt.date.fromisoformat(r["partition_summaries"][0]["lower_bound"]) for r in found],
-            "hi": [dt.date.fromisoformat(r["partition_summaries"][0]["upper_bound"]) for r in found],
+            "start": [lo for lo, _ in spans],
+            "stop": [hi for _, hi in spans],
         }
     )
     return rows
@@ -122,12 +150,13 @@ def manifest_ranges(spark: SparkSession, table: str) -> pd.DataFrame:
 def window_reads(
     state: MetaState, layout_name: str, manifests: pd.DataFrame, windows: list[Window]
 ) -> list[dict]:
-    """Per window, what planning must read: the manifests whose day range meets the window's days."""
+    """Per window, what planning must read: the data manifests whose time range meets the window
+    (a bucket or category field before the time prunes nothing: the windows filter time only),
+    and the delete manifests that do."""
     out = []
     for window in windows:
-        first = window.start.date()
-        last = (window.end - dt.timedelta(microseconds=1)).date()
-        hit = manifests[(manifests["lo"] <= last) & (manifests["hi"] >= first)]
+        met = manifests[(manifests["start"] < window.end) & (manifests["stop"] > window.start)]
+        hit, deletes = met[met["content"] == 0], met[met["content"] != 0]
         out.append(
             {
                 "dataset": state.label,
@@ -139,6 +168,8 @@ def window_reads(
                 # Iceberg's worker pool reads manifests in parallel, each on one thread: a plan
                 # lasts at least as long as its largest manifest takes (docs/metadata-scale.md).
                 "largest_manifest_entries": int(hit["entries"].max()) if len(hit) else 0,
+                "delete_manifests_read": len(deletes),
+                "delete_entries_read": int(deletes["entries"].sum()),
             }
         )
     return out
@@ -324,7 +355,7 @@ def run(cfg: DictConfig) -> Path | None:
     for state in states:
         windows = measures[state.name][0]
         for layout_name in state.layouts:
-            manifests = manifest_ranges(ctx.spark, state.table(layout_name))
+            manifests = manifest_ranges(ctx.spark, state.table(layout_name), state.size.partitioning)
             reads += window_reads(state, layout_name, manifests, windows)
     groups = {s.name: round_groups(s, *measures[s.name], reads, mcfg.query) for s in states}
     planned = sum(len(g.cases) * (g.warmups + g.repetitions) for found in groups.values() for g in found)

@@ -14,6 +14,9 @@ from icelab.core.config.values import WindowName, parse_size
 
 IcebergMode = Literal["local", "distributed", "local_cache"]
 ListingMode = Literal["serial", "parallel"]
+Partitioning = Literal["day", "hour", "month", "identity_day", "bucket_day"]
+SchemaShape = Literal["wide", "narrow"]
+Deletes = Literal["none", "position"]
 
 
 class MetaSizeConfig(_Strict):
@@ -39,6 +42,12 @@ class MetaSizeConfig(_Strict):
             before each measurement), so no cell inherits the heap earlier plans grew.
         measured_layouts: the Iceberg layouts measured; null: every one. The others are still
             built (a rewrite is sized from the as-ingested layout's bytes per entry).
+        partitioning: the Iceberg tables' partition spec: days, hours or months of `timestamp`,
+            or two fields, a category (identity) or a bucket of the id, then the day.
+        columns: `schema` in the YAML: `wide` (the template's schema) or `narrow` (about 10 of
+            its columns, so entries carry statistics for those only).
+        deletes: `position`: merge-on-read position-delete files over the latest days, committed
+            after the data, so a plan reads delete manifests and matches delete files.
     """
 
     data_files: int = Field(gt=0)
@@ -56,9 +65,24 @@ class MetaSizeConfig(_Strict):
     heap: str = Field(default="4g", pattern=r"^\d+[kmgKMG]$")
     fresh_jvm: bool = False
     measured_layouts: list[str] | None = Field(default=None, min_length=1)
+    partitioning: Partitioning = "day"
+    # `schema` would shadow pydantic's BaseModel.schema: the YAML key is an alias.
+    columns: SchemaShape = Field(default="wide", alias="schema")
+    deletes: Deletes = "none"
+
+    @property
+    def shaped(self) -> bool:
+        """Whether the state's shape differs from icelab's own table (day partitions, wide schema)."""
+        return (self.partitioning, self.columns, self.deletes) != ("day", "wide", "none")
 
     @model_validator(mode="after")
     def _check(self) -> MetaSizeConfig:
+        if self.shaped and self.parquet:
+            raise ValueError(
+                f"partitioning={self.partitioning} schema={self.columns} deletes={self.deletes}: a shaped "
+                "state is Iceberg only (its Parquet side would be the day tree of icelab's own table); "
+                "set parquet: false"
+            )
         for name, size in self.rewrites.items():
             if not name.isidentifier() or name == "as_ingested":
                 raise ValueError(f"rewrite layout name '{name}': use a name like rewrite_8mb")

@@ -1,5 +1,6 @@
-"""The metadata builder's JVM: MetaBuilder.java compiled once per source (javac, JDK 17) against
-PySpark's jars and the Iceberg runtime jar, then run as its own process with a progress bar.
+"""The metadata builder's JVM: MetaBuilder.java (and ShapedBuilder.java, for shaped states)
+compiled once per source (javac, JDK 17) against PySpark's jars and the Iceberg runtime jar,
+then run as its own process with a progress bar.
 
 Entries written through py4j one by one are far too slow (DESIGN.md); one JVM writing
 manifests from a thread pool writes about 20k entries a second on 2 cores.
@@ -24,12 +25,18 @@ from icelab.core.errors import UserError
 from icelab.core.preflight import iceberg_jar
 
 SOURCE = Path(__file__).with_name("MetaBuilder.java")
+SOURCES = sorted(SOURCE.parent.glob("*.java"))
 MAIN = "icelab.metadata.MetaBuilder"
 
 
 def source_sha() -> str:
     """12 hex digits of the builder's source: a state built by other code is another state."""
     return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+
+
+def sources_sha() -> str:
+    """12 hex digits of every builder source: the compiled classes' version."""
+    return hashlib.sha256(b"".join(path.read_bytes() for path in SOURCES)).hexdigest()[:12]
 
 
 def classpath(jar_name: str) -> str:
@@ -41,17 +48,17 @@ def classpath(jar_name: str) -> str:
 def cache_dir() -> Path:
     """Where compiled classes live: per user, outside the repository."""
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "icelab" / f"metabuilder-{source_sha()}"
+    return root / "icelab" / f"metabuilder-{sources_sha()}"
 
 
 def compiled(jar_name: str) -> Path:
-    """The class directory, compiled now unless this source was compiled before.
+    """The class directory, compiled now unless these sources were compiled before.
 
     Raises:
         UserError: when javac is missing or fails.
     """
     out = cache_dir()
-    if (out / "icelab" / "metadata" / "MetaBuilder.class").exists():
+    if all((out / "icelab" / "metadata" / f"{path.stem}.class").exists() for path in SOURCES):
         return out
     javac = shutil.which("javac")
     if javac is None:
@@ -60,12 +67,12 @@ def compiled(jar_name: str) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     done = subprocess.run(
-        [javac, "-nowarn", "-cp", classpath(jar_name), "-d", str(tmp), str(SOURCE)],
+        [javac, "-nowarn", "-cp", classpath(jar_name), "-d", str(tmp), *map(str, SOURCES)],
         capture_output=True,
         text=True,
     )
     if done.returncode != 0:
-        raise UserError(f"javac failed on {SOURCE.name}: {done.stderr.strip().splitlines()[0]}")
+        raise UserError(f"javac failed on the metadata builder: {done.stderr.strip().splitlines()[0]}")
     if out.exists():
         shutil.rmtree(tmp)
     else:
@@ -81,9 +88,10 @@ def run_builder(
     desc: str,
     progress: bool = True,
     java_options: str = "",
+    main: str = MAIN,
 ) -> dict[str, Any]:
-    """Run MetaBuilder with `key=value` arguments, and `java_options` (shell words) after the
-    heap flag; return its closing JSON line.
+    """Run a builder (`main`: MetaBuilder's class unless named) with `key=value` arguments, and
+    `java_options` (shell words) after the heap flag; return its closing JSON line.
 
     Raises:
         UserError: with the JVM's last error line when it fails.
@@ -94,7 +102,7 @@ def run_builder(
         *shlex.split(java_options),
         "-cp",
         os.pathsep.join([str(compiled(jar_name)), classpath(jar_name)]),
-        MAIN,
+        main,
         *(f"{k}={v}" for k, v in args.items()),
     ]
     result: dict[str, Any] = {}

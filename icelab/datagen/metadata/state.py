@@ -36,8 +36,8 @@ from icelab.core.results import write_json
 from icelab.core.session import register_iceberg_catalog
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.ingest import create_iceberg_table
-from icelab.datagen.metadata import layout
-from icelab.datagen.metadata.java import run_builder, source_sha
+from icelab.datagen.metadata import layout, shapes
+from icelab.datagen.metadata.java import MAIN, run_builder, source_sha
 
 MARKER = "state.json"
 AS_INGESTED = "as_ingested"
@@ -62,6 +62,29 @@ def meta_root(experiment: MetadataScaleConfig, data_dir: str) -> Path:
 def builds_parquet(size: MetaSizeConfig, experiment: MetadataScaleConfig) -> bool:
     """Whether a state has the Parquet placeholder tree: asked for, and within parquet_max_files."""
     return size.parquet and size.data_files <= experiment.parquet_max_files
+
+
+def spec_of(size: MetaSizeConfig, experiment: MetadataScaleConfig, template: Dataset) -> dict[str, Any]:
+    """What a state's hash is made of: what decides its content."""
+    spec = {
+        "size": size.model_dump(mode="json", include=set(BUILD_KEYS)),
+        "skew": experiment.model_dump(
+            mode="json",
+            include={"late_fraction", "late_max_days", "clock_skew_fraction", "touch", "rows_per_file"},
+        ),
+        "end": experiment.end.isoformat(),
+        "parquet": builds_parquet(size, experiment),
+        "seed": experiment.seed,
+        "template": template.hash,
+        # The code that decides the content: the Java builder and the layout draws.
+        "builder": source_sha(),
+        "layout": hashlib.sha256(Path(layout.__file__).read_bytes()).hexdigest()[:12],
+    }
+    if size.shaped:
+        # Only a shaped state names its shape and the builder that writes it, so icelab's own
+        # states keep the hashes (and the stored results) they had before shapes existed.
+        spec["shape"] = shapes.shape_key(size)
+    return spec
 
 
 @dataclass(frozen=True)
@@ -91,20 +114,7 @@ class MetaState:
             UserError: for a data directory that is not on local disk.
         """
         root = meta_root(experiment, data_dir)
-        spec = {
-            "size": size.model_dump(mode="json", include=set(BUILD_KEYS)),
-            "skew": experiment.model_dump(
-                mode="json",
-                include={"late_fraction", "late_max_days", "clock_skew_fraction", "touch", "rows_per_file"},
-            ),
-            "end": experiment.end.isoformat(),
-            "parquet": builds_parquet(size, experiment),
-            "seed": experiment.seed,
-            "template": template.hash,
-            # The code that decides the content: the Java builder and the layout draws.
-            "builder": source_sha(),
-            "layout": hashlib.sha256(Path(layout.__file__).read_bytes()).hexdigest()[:12],
-        }
+        spec = spec_of(size, experiment, template)
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
         return cls(name, size, experiment, template, experiment.seed, digest, root / f"{name}-{digest}")
 
@@ -264,14 +274,32 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
         "ts_column": "timestamp",
         "threads": state.experiment.threads,
     }
+    size = state.size
     layouts: dict[str, Any] = {}
     for name in state.layouts:
-        create_iceberg_table(spark, state.template, schema, table=state.table(name))
+        create_iceberg_table(
+            spark,
+            state.template,
+            shapes.table_schema(schema, size.columns),
+            table=state.table(name),
+            partitioned_by=shapes.PARTITIONED_BY[size.partitioning],
+        )
         args = {**common, "target": str(state.table_path(name))}
+        if size.shaped:
+            args |= shapes.builder_args(size)
         if name == AS_INGESTED:
             args |= {"layout": "as_ingested", "manifests_per_commit": state.size.manifests_per_commit}
             if state.has_parquet:
                 args["parquet_root"] = str(state.parquet_path)
+        elif size.shaped:
+            # ShapedBuilder sorts by the partition tuple itself: below a day, or a category
+            # before it, the day ranges below do not describe the rewrite.
+            entry_bytes = layouts[AS_INGESTED]["manifest_bytes"] / layouts[AS_INGESTED]["entries"]
+            args |= {
+                "layout": "clustered",
+                "entry_bytes": entry_bytes,
+                "target_bytes": parse_size(size.rewrites[name]),
+            }
         else:
             entry_bytes = layouts[AS_INGESTED]["manifest_bytes"] / layouts[AS_INGESTED]["entries"]
             target = parse_size(state.size.rewrites[name])
@@ -290,6 +318,7 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
             f"{state.name} {name}",
             progress,
             state.experiment.builder_java_options,
+            shapes.BUILDER_MAIN if size.shaped else MAIN,
         )
         layouts[name] = result | {"wall_s": time.perf_counter() - t, "target": state.size.rewrites.get(name)}
     info = {
