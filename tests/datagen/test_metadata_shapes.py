@@ -16,6 +16,7 @@ from icelab.bench.windows import Window, load_query, render
 from icelab.core.config.metadata import meta_configs, metadata_scale_config
 from icelab.datagen.metadata import shapes
 from icelab.datagen.metadata.state import AS_INGESTED, MetaState, ensure, spec_of
+from icelab.experiments import model_inputs
 from icelab.experiments.metadata_scale import manifest_ranges, state_windows, window_reads
 from tests import jvm_archive
 
@@ -258,6 +259,29 @@ def test_position_deletes_are_read_by_a_plan(ctx, shaped, layout: str) -> None:
     files = plan(ctx, state, layout, "1d")["files_scanned"]
     assert files > 0 and found["resultDeleteFiles"] == shapes.DELETE_COMMITS * files
     assert delete_metrics(ctx, shaped["narrow"], layout, "1d") == dict.fromkeys(found, 0)
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_the_model_inputs_read_by_the_doctors_reader_are_what_each_plan_read(ctx, shaped, shape: str) -> None:
+    """What the blind check predicts from (icelab.experiments.model_inputs: each table's metadata
+    read as the doctor reads it, over the query's exact span) names, for every shape, layout and
+    window, the data manifests Iceberg's scan report says the plan opened and the entries they
+    hold, and the delete manifests the plan read besides."""
+    state = shaped[shape]
+    windows = state_windows(state, ["1h", "1d", "7d"])
+    for row in model_inputs.state_inputs(ctx.spark, state, windows):
+        layout, window = row["profile"], row["window"]
+        scan = plan(ctx, state, layout, window)
+        # Only this shape has delete manifests (a plan of another reads none: the test above).
+        deletes = (
+            delete_metrics(ctx, state, layout, window)["scannedDeleteManifests"]
+            if shape == "position_deletes"
+            else 0
+        )
+        assert row["delete_manifests"] == deletes, (layout, window)
+        assert row["manifests_read"] - row["delete_manifests"] == scan["manifests_scanned"], (layout, window)
+        if not deletes:
+            assert row["entries_read"] == scan["files_scanned"] + scan["files_skipped"], (layout, window)
 
 
 # --- the state hash ----------------------------------------------------------------------------
