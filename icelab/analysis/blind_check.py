@@ -21,7 +21,7 @@ import pandas as pd
 
 from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries, cells
 from icelab.analysis.planning_model import Fit
-from icelab.analysis.planning_runs import measurements
+from icelab.analysis.planning_runs import driver_cores, measurements
 from icelab.analysis.shape_catalogue import catalogue
 from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run
@@ -75,7 +75,7 @@ def catalogue_cells(run: Run) -> pd.DataFrame:
     """One doctor_catalogue run's windows measured on each shape as written (tables plain Spark
     SQL and pyiceberg wrote): the planning measured, the driver's threads, and the model's inputs
     the doctor read from the table's metadata; empty when the run measured none."""
-    threads = (run.env().get("machine") or {}).get("cores")
+    threads = driver_cores(run)
     rows = [
         {
             "dataset": shape["shape"],

@@ -56,9 +56,9 @@ def load(run: Run) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame | No
     return measurements(run), data.table("states.csv"), data.table("windows.csv")
 
 
-def measurements(run: Run) -> pd.DataFrame:
-    """A run's measurements with `planner_threads`, the cores of the machine its driver ran on
-    (env.json: machine.cores), the threads Iceberg's worker pool and local[*] had.
+def driver_cores(run: Run) -> int:
+    """The cores of the machine a run's driver ran on (env.json: machine.cores): the threads
+    Iceberg's planning pool and local[*] had.
 
     Raises:
         UserError: when the run's env.json does not say.
@@ -69,7 +69,16 @@ def measurements(run: Run) -> pd.DataFrame:
         cores = None
     if not isinstance(cores, int) or cores < 1:
         raise UserError(f"{run.path / 'env.json'} does not say the driver's cores (machine.cores)")
-    return stored(run).measurements().assign(planner_threads=cores)
+    return cores
+
+
+def measurements(run: Run) -> pd.DataFrame:
+    """A run's measurements with `planner_threads` (`driver_cores`).
+
+    Raises:
+        UserError: when the run's env.json does not say its cores.
+    """
+    return stored(run).measurements().assign(planner_threads=driver_cores(run))
 
 
 def repeat_runs(reference: Path) -> list[Run]:

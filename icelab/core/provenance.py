@@ -90,7 +90,8 @@ def _redact(data: Any, path: str, copies: list[str]) -> Any:
     return data
 
 
-def _git(repo: Path, *args: str) -> str | None:
+def git(repo: Path, *args: str) -> str | None:
+    """`git *args` in `repo`, its output stripped; None where git cannot answer."""
     try:
         out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=20, check=True)
     except (OSError, subprocess.SubprocessError):
@@ -103,8 +104,8 @@ def git_state(repo: Path = REPO) -> dict[str, object]:
 
     Both are None where git cannot tell (no git on the PATH, or `repo` is no checkout).
     """
-    commit = _git(repo, "rev-parse", "HEAD")
-    status = _git(repo, "status", "--porcelain", "--untracked-files=no")
+    commit = git(repo, "rev-parse", "HEAD")
+    status = git(repo, "status", "--porcelain", "--untracked-files=no")
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,11 +32,12 @@ from icelab.analysis import blind_check, calibration
 from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
 from icelab.analysis.planning_model import Fit
 from icelab.core.errors import UserError
-from icelab.core.provenance import REPO
+from icelab.core.provenance import REPO, git
 from icelab.core.results import write_json
 from icelab.core.runs import find_runs
 from icelab.core.units import pct
 from icelab.tools.costmodel import OneLineParser
+from icelab.tools.costmodel_output import interval_text
 
 PAGE = "docs/costmodel-check.md"
 REGISTERED = Path("results") / calibration.SHIPPED / "local-local-0ms.json"
@@ -68,38 +68,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _git(*args: str) -> str | None:
-    try:
-        return subprocess.run(
-            ["git", *args], cwd=REPO, capture_output=True, text=True, timeout=20, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 def registration(path: Path) -> dict[str, Any]:
     """The commit that registered the check, and whether `path` is the calibration it registered
-    (byte for byte as committed then)."""
-    commit = _git("log", "--diff-filter=A", "--format=%h %cI", "--", PAGE) or None
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    registered = None
-    if commit:
-        try:
-            out = subprocess.run(
-                ["git", "show", f"{commit.split()[0]}:{REGISTERED.as_posix()}"],
-                cwd=REPO,
-                capture_output=True,
-                timeout=20,
-                check=True,
-            )
-            registered = hashlib.sha256(out.stdout).hexdigest()
-        except (OSError, subprocess.SubprocessError):
-            registered = None
+    (byte for byte as committed then: the same git blob)."""
+    commit = git(REPO, "log", "--diff-filter=A", "--format=%h %cI", "--", PAGE) or None
+    registered = commit and git(REPO, "rev-parse", f"{commit.split()[0]}:{REGISTERED.as_posix()}")
     return {
         "commit": commit,
         "calibration": str(path),
-        "sha256": sha,
-        "as_registered": registered is not None and registered == sha,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "as_registered": bool(registered) and registered == git(REPO, "hash-object", str(path)),
     }
 
 
@@ -151,7 +129,7 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
     cells = pd.DataFrame(part["cells"])
     view = cells.assign(
         measured=cells["planning_ms"].map(lambda v: f"{v:,.1f}"),
-        predicted=[f"{r.predicted_ms:,.1f} [{r.lo_ms:,.1f}, {r.hi_ms:,.1f}]" for r in cells.itertuples()],
+        predicted=[interval_text(r) for r in cells.itertuples()],
         error=cells["rel_error"].map(lambda v: f"{v:+.1%}"),
         scored=cells["complete"].map({True: "yes", False: "no"}),
     )

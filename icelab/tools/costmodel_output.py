@@ -24,7 +24,8 @@ def _ms(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.2f}"
 
 
-def _interval(r: Any) -> str:
+def interval_text(r: Any) -> str:
+    """A prediction and its interval, in ms; * marks one outside the fitted range."""
     mark = "*" if getattr(r, "extrapolated", False) else ""
     return f"{_ms(r.predicted_ms)} [{_ms(r.lo_ms)}, {_ms(r.hi_ms)}]{mark}"
 
@@ -66,7 +67,7 @@ def prediction_report(table: pd.DataFrame, windows: Sequence[str], interval: str
             r = by.loc[w]
             read = r["manifests_read"] if fmt == ICEBERG else r["partitions_listed"]
             row[f"{w} read"] = f"{int(read):,}" + ("" if fmt == ICEBERG else " dirs")
-            row[f"{w} ms"] = _interval(r)
+            row[f"{w} ms"] = interval_text(r)
         rows.append(row)
     note = (
         f"  ms: predicted planning [95% {INTERVALS[interval]}]; * beyond the fitted range of a feature; "
@@ -123,7 +124,7 @@ def parquet_lines(table: pd.DataFrame, interval: str) -> list[str]:
     """Parquet's predicted planning per listing mode and window."""
     lines = []
     for mode, part in table[table["format"] == PARQUET].groupby("mode", sort=False):
-        figures = ", ".join(f"{r.window} {_interval(r)} ms" for r in part.itertuples())
+        figures = ", ".join(f"{r.window} {interval_text(r)} ms" for r in part.itertuples())
         lines.append(f"parquet ({mode}): {figures}; summed {_ms(part['predicted_ms'].sum())} ms")
     return lines
 
@@ -135,7 +136,7 @@ def checked_report(table: pd.DataFrame, what: str) -> str:
     view = table.assign(
         data_files=table["data_files"].map(lambda v: f"{v:,.0f}"),
         measured=table["planning_ms"].map(_ms),
-        predicted=[_interval(r) for r in table.itertuples()],
+        predicted=[interval_text(r) for r in table.itertuples()],
         error=table["rel_error"].map(lambda v: f"{v:+.1%}"),
     )
     columns = ["format", "mode", "dataset", "data_files", "layout", "query_id", "window", "n", "measured"]

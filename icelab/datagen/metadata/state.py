@@ -291,24 +291,21 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
             args |= {"layout": "as_ingested", "manifests_per_commit": state.size.manifests_per_commit}
             if state.has_parquet:
                 args["parquet_root"] = str(state.parquet_path)
-        elif size.shaped:
-            # ShapedBuilder sorts by the partition tuple itself: below a day, or a category
-            # before it, the day ranges below do not describe the rewrite.
-            entry_bytes = layouts[AS_INGESTED]["manifest_bytes"] / layouts[AS_INGESTED]["entries"]
-            args |= {
-                "layout": "clustered",
-                "entry_bytes": entry_bytes,
-                "target_bytes": parse_size(size.rewrites[name]),
-            }
         else:
+            # A rewrite is planned from the as-ingested layout's bytes per entry (built first).
             entry_bytes = layouts[AS_INGESTED]["manifest_bytes"] / layouts[AS_INGESTED]["entries"]
-            target = parse_size(state.size.rewrites[name])
-            starts, per_manifest = layout.clustered_plan(counts.sum(axis=0), entry_bytes, target)
-            args |= {
-                "layout": "clustered",
-                "ranges": ",".join(map(str, starts)),
-                "entries_per_manifest": per_manifest,
-            }
+            target = parse_size(size.rewrites[name])
+            if size.shaped:
+                # ShapedBuilder sorts by the partition tuple itself: below a day, or a category
+                # before it, the day ranges of the plan below do not describe the rewrite.
+                args |= {"layout": "clustered", "entry_bytes": entry_bytes, "target_bytes": target}
+            else:
+                starts, per_manifest = layout.clustered_plan(counts.sum(axis=0), entry_bytes, target)
+                args |= {
+                    "layout": "clustered",
+                    "ranges": ",".join(map(str, starts)),
+                    "entries_per_manifest": per_manifest,
+                }
         t = time.perf_counter()
         result = run_builder(
             args,
