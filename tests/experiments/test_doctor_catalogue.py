@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from icelab.core.config import manifest_health_rules
+from icelab.core.config import catalogue_config, manifest_health_rules
 from icelab.experiments.doctor_catalogue import REWRITE, SHAPES, check_catalogue, problems
 from icelab.health.check import Policy
 from icelab.health.forecast import fitted
@@ -63,3 +63,10 @@ def test_each_window_of_a_shape_as_written_is_measured_beside_its_inputs_and_pre
             assert w["predicted_ms"] is not None, (r["shape"], w)
             data_manifests = w["manifests_read"] - w["delete_manifests"]
             assert w["manifests_scanned"] == data_manifests, (r["shape"], w)
+
+
+def test_a_catalogue_run_names_its_sitting_for_the_blind_check(compose_cfg):
+    """The blind check counts a run's sitting from its experiment.sitting (its date without one)."""
+    named = catalogue_config(compose_cfg("experiment=doctor_catalogue", "experiment.sitting=2026-11-28a"))
+    assert named.sitting == "2026-11-28a"
+    assert catalogue_config(compose_cfg("experiment=doctor_catalogue")).sitting is None

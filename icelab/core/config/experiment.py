@@ -168,6 +168,11 @@ class CatalogueConfig(_Strict):
         description="timed plans of each window's count query on each shape as written, beside the "
         "prediction (0: none)",
     )
+    sitting: str | None = Field(
+        default=None,
+        description="the sitting this run belongs to (a session on a quiet machine; the cost model's "
+        "blind check counts them); null: the run's UTC date",
+    )
 
 
 class ExpiryConfig(_Strict):
