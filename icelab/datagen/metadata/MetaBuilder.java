@@ -16,9 +16,6 @@
 // Progress and the result are JSON lines on stdout.
 package icelab.metadata;
 
-import java.io.DataInputStream;
-import java.io.FileInputStream;
-import java.io.BufferedInputStream;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -31,98 +28,24 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicLong;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.iceberg.AppendFiles;
+import java.util.concurrent.Callable;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
-import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestWriter;
 import org.apache.iceberg.Metrics;
-import org.apache.iceberg.PartitionSpec;
-import org.apache.iceberg.Schema;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.hadoop.HadoopTables;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.Types;
 
-public final class MetaBuilder {
-  private static final long DAY_MICROS = 86_400_000_000L;
-
-  private final Map<String, String> args;
-  private final Table table;
-  private final PartitionSpec spec;
-  private final List<DataFile> templates = new ArrayList<>();
-  private final int commits;
-  private final int days;
-  private final int[][] counts;
-  private final long firstEpochDay;
-  private final long seed;
-  private final double scale;
-  private final int tsField;
-  private final int dateField;
+public final class MetaBuilder extends BuilderBase {
   private final String partitionField;
   private final String parquetRoot;
-  private final AtomicLong entriesDone = new AtomicLong();
 
   private MetaBuilder(Map<String, String> args) throws Exception {
-    this.args = args;
-    HadoopTables tables = new HadoopTables(new Configuration());
-    Table template = tables.load(need("template"));
-    this.table = tables.load(need("target"));
-    if (!table.schema().sameSchema(template.schema())) {
-      throw new IllegalArgumentException("target schema differs from the template's");
-    }
-    this.spec = table.spec();
-    try (CloseableIterable<FileScanTask> tasks = template.newScan().includeColumnStats().planFiles()) {
-      for (FileScanTask task : tasks) {
-        templates.add(task.file().copy());
-      }
-    }
-    if (templates.isEmpty()) {
-      throw new IllegalArgumentException("template table has no data files");
-    }
-    // Stable order: the same seed picks the same templates whatever order planning returned.
-    templates.sort((a, b) -> a.path().toString().compareTo(b.path().toString()));
-    this.commits = Integer.parseInt(need("commits"));
-    this.days = Integer.parseInt(need("days"));
-    this.counts = readCounts(need("counts"), commits, days);
-    this.firstEpochDay = LocalDate.parse(need("first_day")).toEpochDay();
-    this.seed = Long.parseLong(need("seed"));
-    this.scale = Double.parseDouble(need("scale"));
-    Schema schema = table.schema();
-    this.tsField = schema.findField(need("ts_column")).fieldId();
-    Types.NestedField date = schema.findField(args.getOrDefault("date_column", "date"));
-    this.dateField = date == null ? -1 : date.fieldId();
+    super(args, true);
     this.partitionField = spec.fields().get(0).name();
     this.parquetRoot = args.getOrDefault("parquet_root", "");
-  }
-
-  private String need(String key) {
-    String value = args.get(key);
-    if (value == null) {
-      throw new IllegalArgumentException("missing argument " + key + "=...");
-    }
-    return value;
-  }
-
-  private static int[][] readCounts(String path, int commits, int days) throws Exception {
-    int[][] out = new int[commits][days];
-    try (DataInputStream in =
-        new DataInputStream(new BufferedInputStream(new FileInputStream(path), 1 << 16))) {
-      for (int c = 0; c < commits; c++) {
-        for (int d = 0; d < days; d++) {
-          out[c][d] = in.readInt();
-        }
-      }
-    }
-    return out;
   }
 
   private static Map<Integer, Long> scaled(Map<Integer, Long> source, double factor) {
@@ -156,15 +79,7 @@ public final class MetaBuilder {
       lower.put(dateField, value);
       upper.put(dateField, value.duplicate());
     }
-    Metrics metrics =
-        new Metrics(
-            rows,
-            scaled(template.columnSizes(), f),
-            scaled(template.valueCounts(), f),
-            scaled(template.nullValueCounts(), f),
-            scaled(template.nanValueCounts(), f),
-            lower,
-            upper);
+    Metrics metrics = metrics(template, rows, counts -> scaled(counts, f), lower, upper);
     String name = "c" + commit + "-" + k + ".parquet";
     return DataFiles.builder(spec)
         .copy(template)
@@ -236,43 +151,11 @@ public final class MetaBuilder {
     return out.toManifestFile();
   }
 
-  private static void emit(String json) {
-    synchronized (System.out) {
-      System.out.println(json);
-      System.out.flush();
-    }
-  }
-
-  private List<ManifestFile> runAll(List<java.util.concurrent.Callable<ManifestFile>> jobs, int threads)
-      throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      List<Future<ManifestFile>> futures = new ArrayList<>();
-      for (java.util.concurrent.Callable<ManifestFile> job : jobs) {
-        futures.add(
-            pool.submit(
-                () -> {
-                  ManifestFile m = job.call();
-                  long done = entriesDone.addAndGet(m.addedFilesCount());
-                  emit("{\"manifest\": " + m.length() + ", \"entries\": " + done + "}");
-                  return m;
-                }));
-      }
-      List<ManifestFile> out = new ArrayList<>();
-      for (Future<ManifestFile> f : futures) {
-        out.add(f.get());
-      }
-      return out;
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
   private void run() throws Exception {
     int threads = Integer.parseInt(args.getOrDefault("threads", "2"));
     String layout = need("layout");
     long t0 = System.nanoTime();
-    List<java.util.concurrent.Callable<ManifestFile>> jobs = new ArrayList<>();
+    List<Callable<ManifestFile>> jobs = new ArrayList<>();
     int commitsMade = 0;
     List<ManifestFile> manifests;
     if (layout.equals("as_ingested")) {
@@ -287,15 +170,7 @@ public final class MetaBuilder {
       }
       manifests = runAll(jobs, threads);
       long written = System.nanoTime();
-      int perCommit = Integer.parseInt(args.getOrDefault("manifests_per_commit", "1"));
-      for (int c = 0; c < manifests.size(); c += perCommit) {
-        AppendFiles append = table.newFastAppend();
-        for (ManifestFile m : manifests.subList(c, Math.min(c + perCommit, manifests.size()))) {
-          append.appendManifest(m);
-        }
-        append.commit();
-        commitsMade++;
-      }
+      commitsMade = appendAsIngested(manifests);
       emit("{\"commit_s\": " + (System.nanoTime() - written) / 1e9 + "}");
     } else if (layout.equals("clustered")) {
       long total = 0;
@@ -341,33 +216,14 @@ public final class MetaBuilder {
         }
       }
       manifests = runAll(jobs, threads);
-      AppendFiles append = table.newFastAppend();
-      manifests.forEach(append::appendManifest);
-      append.commit();
-      commitsMade = 1;
+      commitsMade = appendAll(manifests);
     } else {
       throw new IllegalArgumentException("layout=" + layout + ": as_ingested or clustered");
     }
-    long bytes = 0, entries = 0;
-    for (ManifestFile m : manifests) {
-      bytes += m.length();
-      entries += m.addedFilesCount();
-    }
-    emit(
-        "{\"done\": true, \"manifests\": " + manifests.size() + ", \"manifest_bytes\": " + bytes
-            + ", \"entries\": " + entries + ", \"commits\": " + commitsMade + ", \"templates\": "
-            + templates.size() + ", \"seconds\": " + (System.nanoTime() - t0) / 1e9 + "}");
+    emitDone(manifests, commitsMade, "", t0);
   }
 
   public static void main(String[] argv) throws Exception {
-    Map<String, String> args = new HashMap<>();
-    for (String a : argv) {
-      int eq = a.indexOf('=');
-      if (eq < 0) {
-        throw new IllegalArgumentException("arguments are key=value: " + a);
-      }
-      args.put(a.substring(0, eq), a.substring(eq + 1));
-    }
-    new MetaBuilder(args).run();
+    new MetaBuilder(parseArgs(argv)).run();
   }
 }

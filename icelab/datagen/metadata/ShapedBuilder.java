@@ -13,9 +13,6 @@
 // Progress and the result are JSON lines on stdout, as MetaBuilder writes them.
 package icelab.metadata;
 
-import java.io.BufferedInputStream;
-import java.io.DataInputStream;
-import java.io.FileInputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,17 +21,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicLong;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileMetadata;
-import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestWriter;
@@ -42,79 +32,37 @@ import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.Metrics;
 import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.PartitionField;
-import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.hadoop.HadoopTables;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Conversions;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 
-public final class ShapedBuilder {
-  private static final long HOUR_MICROS = 3_600_000_000L;
-  private static final long DAY_MICROS = 24 * HOUR_MICROS;
-
+public final class ShapedBuilder extends BuilderBase {
   /** What fills one partition field. */
   private enum Fill { DAY, HOUR, MONTH, CATEGORY, BUCKET }
 
-  private final Map<String, String> args;
-  private final Table table;
-  private final PartitionSpec spec;
   private final Fill[] fills;
   private final int buckets;
   private final String[] categories;
-  private final List<DataFile> templates = new ArrayList<>();
   private final Map<Integer, Integer> idOf = new HashMap<>();
-  private final int[][] counts;
-  private final int commits;
-  private final int days;
-  private final long firstEpochDay;
-  private final long seed;
-  private final double scale;
-  private final int tsField;
-  private final int dateField;
   private final int categoryField;
-  private final AtomicLong entriesDone = new AtomicLong();
 
   private ShapedBuilder(Map<String, String> args) throws Exception {
-    this.args = args;
-    HadoopTables tables = new HadoopTables(new Configuration());
-    Table template = tables.load(need("template"));
-    this.table = tables.load(need("target"));
-    this.spec = table.spec();
+    // The template's columns may be another schema's: they are matched by name below.
+    super(args, false);
     Schema schema = table.schema();
     // The target's columns by the template's field ids: a narrow schema renumbers its fields.
-    for (int id : TypeUtil.indexById(template.schema().asStruct()).keySet()) {
-      Types.NestedField own = schema.findField(template.schema().findColumnName(id));
+    for (int id : TypeUtil.indexById(templateSchema.asStruct()).keySet()) {
+      Types.NestedField own = schema.findField(templateSchema.findColumnName(id));
       if (own != null) {
         // Leaves only: a struct's type names its fields' ids, which a narrow schema renumbers.
-        if (own.type().isPrimitiveType() && !own.type().equals(template.schema().findType(id))) {
+        if (own.type().isPrimitiveType() && !own.type().equals(templateSchema.findType(id))) {
           throw new IllegalArgumentException("column " + own.name() + ": type differs from the template's");
         }
         idOf.put(id, own.fieldId());
       }
     }
-    try (CloseableIterable<FileScanTask> tasks = template.newScan().includeColumnStats().planFiles()) {
-      for (FileScanTask task : tasks) {
-        templates.add(task.file().copy());
-      }
-    }
-    if (templates.isEmpty()) {
-      throw new IllegalArgumentException("template table has no data files");
-    }
-    // The order MetaBuilder sorts them in: the same seed picks the same template for an entry.
-    templates.sort((a, b) -> a.path().toString().compareTo(b.path().toString()));
-    this.commits = Integer.parseInt(need("commits"));
-    this.days = Integer.parseInt(need("days"));
-    this.counts = readCounts(need("counts"), commits, days);
-    this.firstEpochDay = java.time.LocalDate.parse(need("first_day")).toEpochDay();
-    this.seed = Long.parseLong(need("seed"));
-    this.scale = Double.parseDouble(need("scale"));
-    this.tsField = schema.findField(need("ts_column")).fieldId();
-    Types.NestedField date = schema.findField(args.getOrDefault("date_column", "date"));
-    this.dateField = date == null ? -1 : date.fieldId();
     this.categories = args.getOrDefault("categories", "").isEmpty() ? new String[0] : need("categories").split(",");
     Arrays.sort(categories); // rewrite_manifests orders an identity field by its value
     this.fills = new Fill[spec.fields().size()];
@@ -140,27 +88,6 @@ public final class ShapedBuilder {
     }
     this.buckets = bucketCount;
     this.categoryField = category;
-  }
-
-  private String need(String key) {
-    String value = args.get(key);
-    if (value == null) {
-      throw new IllegalArgumentException("missing argument " + key + "=...");
-    }
-    return value;
-  }
-
-  private static int[][] readCounts(String path, int commits, int days) throws Exception {
-    int[][] out = new int[commits][days];
-    try (DataInputStream in =
-        new DataInputStream(new BufferedInputStream(new FileInputStream(path), 1 << 16))) {
-      for (int[] row : out) {
-        for (int d = 0; d < days; d++) {
-          row[d] = in.readInt();
-        }
-      }
-    }
-    return out;
   }
 
   /** MetaBuilder's seed of entry (commit, day, k): its template draws are MetaBuilder's. */
@@ -261,15 +188,7 @@ public final class ShapedBuilder {
       upper.put(categoryField, value.duplicate());
     }
     PartitionData partition = partition(commit, day, k);
-    Metrics metrics =
-        new Metrics(
-            rows,
-            own(template.columnSizes(), f),
-            own(template.valueCounts(), f),
-            own(template.nullValueCounts(), f),
-            own(template.nanValueCounts(), f),
-            lower,
-            upper);
+    Metrics metrics = metrics(template, rows, counts -> own(counts, f), lower, upper);
     return DataFiles.builder(spec)
         .withFormat(template.format())
         .withPath(table.location() + "/data/" + spec.partitionToPath(partition) + "/c" + commit + "-" + k + ".parquet")
@@ -352,34 +271,6 @@ public final class ShapedBuilder {
     return added;
   }
 
-  private static void emit(String json) {
-    synchronized (System.out) {
-      System.out.println(json);
-      System.out.flush();
-    }
-  }
-
-  private List<ManifestFile> runAll(List<Callable<ManifestFile>> jobs, int threads) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      List<Future<ManifestFile>> futures = new ArrayList<>();
-      for (Callable<ManifestFile> job : jobs) {
-        futures.add(pool.submit(() -> {
-          ManifestFile m = job.call();
-          emit("{\"manifest\": " + m.length() + ", \"entries\": " + entriesDone.addAndGet(m.addedFilesCount()) + "}");
-          return m;
-        }));
-      }
-      List<ManifestFile> out = new ArrayList<>();
-      for (Future<ManifestFile> f : futures) {
-        out.add(f.get());
-      }
-      return out;
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
   /** Every entry as (commit << 40 | day << 24 | k), commit by commit, day by day. */
   private long[] entries() {
     long total = 0;
@@ -460,42 +351,18 @@ public final class ShapedBuilder {
         from += size;
       }
       manifests = runAll(jobs, threads);
-      int perCommit = Integer.parseInt(args.getOrDefault("manifests_per_commit", "1"));
-      for (int c = 0; c < manifests.size(); c += perCommit) {
-        AppendFiles append = table.newFastAppend();
-        manifests.subList(c, Math.min(c + perCommit, manifests.size())).forEach(append::appendManifest);
-        append.commit();
-        commitsMade++;
-      }
+      commitsMade = appendAsIngested(manifests);
     } else if (layout.equals("clustered")) {
       manifests = runAll(clustered(packed), threads);
-      AppendFiles append = table.newFastAppend();
-      manifests.forEach(append::appendManifest);
-      append.commit();
-      commitsMade = 1;
+      commitsMade = appendAll(manifests);
     } else {
       throw new IllegalArgumentException("layout=" + layout + ": as_ingested or clustered");
     }
     long deletes = commitDeletes(packed);
-    long bytes = 0, entries = 0;
-    for (ManifestFile m : manifests) {
-      bytes += m.length();
-      entries += m.addedFilesCount();
-    }
-    emit("{\"done\": true, \"manifests\": " + manifests.size() + ", \"manifest_bytes\": " + bytes
-        + ", \"entries\": " + entries + ", \"commits\": " + commitsMade + ", \"templates\": "
-        + templates.size() + ", \"delete_files\": " + deletes + ", \"seconds\": " + (System.nanoTime() - t0) / 1e9 + "}");
+    emitDone(manifests, commitsMade, ", \"delete_files\": " + deletes, t0);
   }
 
   public static void main(String[] argv) throws Exception {
-    Map<String, String> args = new HashMap<>();
-    for (String a : argv) {
-      int eq = a.indexOf('=');
-      if (eq < 0) {
-        throw new IllegalArgumentException("arguments are key=value: " + a);
-      }
-      args.put(a.substring(0, eq), a.substring(eq + 1));
-    }
-    new ShapedBuilder(args).run();
+    new ShapedBuilder(parseArgs(argv)).run();
   }
 }

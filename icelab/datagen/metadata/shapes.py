@@ -15,8 +15,8 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from icelab.core.config.metadata import MetaSizeConfig
+from icelab.datagen.metadata.java import SHAPED_VERSION
 
-BUILDER = Path(__file__).with_name("ShapedBuilder.java")
 BUILDER_MAIN = "icelab.metadata.ShapedBuilder"
 # The identity field's values: event types the generator draws, so a category filter means
 # what it means on icelab's data. Few, as a category partition has few values.
@@ -55,7 +55,8 @@ def shape_key(size: MetaSizeConfig) -> dict[str, Any]:
         "partitioning": size.partitioning,
         "schema": size.columns,
         "deletes": size.deletes,
-        "builder": _sha(BUILDER),
+        # ShapedBuilder's declared version, as icelab's own states name MetaBuilder's.
+        "builder": SHAPED_VERSION,
         "shapes": _sha(Path(__file__)),
     }
 
