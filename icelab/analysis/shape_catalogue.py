@@ -21,7 +21,8 @@ def _ms(value: float | None) -> str:
 
 def planning_after(shape: dict[str, Any]) -> str:
     """Per window, `7d 3 -> 1 manifests, 2.0 / 1.9 ms`: manifests read before -> after, and
-    planning after as predicted / measured; `-` when nothing was applied."""
+    the model's planning after, from the simulated rewrite / from the table re-read once the
+    action was applied (a prediction both: no plan is timed here); `-` when nothing was applied."""
     if not shape["applied"]:
         return "-"
     return "; ".join(

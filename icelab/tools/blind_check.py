@@ -43,7 +43,11 @@ PAGE = "docs/costmodel-check.md"
 REGISTERED = Path("results") / calibration.SHIPPED / "local-local-0ms.json"
 RUNS = Path("results") / "reference" / "costmodel-check"
 CATALOGUE = "doctor_catalogue"
-FOREIGN = Path("results") / "reference" / CATALOGUE
+# The experiment that measures the held-out states: a results directory holds other runs too
+# (icelab's own metadata_scale states are fitting data, never held out).
+HELD_OUT = "costmodel_check"
+# The reference set: its doctor_catalogue runs sit one level down, in results/reference/doctor_catalogue.
+FOREIGN = Path("results") / "reference"
 
 
 ABOUT = "Score the cost model's pre-registered blind check on the held-out runs (exit 2: bad input)."
@@ -54,7 +58,10 @@ def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="icelab costmodel blind", description=ABOUT)
     p.add_argument("--runs", type=Path, default=RUNS, help="the held-out runs (default %(default)s)")
     p.add_argument(
-        "--foreign", type=Path, default=FOREIGN, help="the doctor_catalogue runs (default %(default)s)"
+        "--foreign",
+        type=Path,
+        default=FOREIGN,
+        help="where the doctor_catalogue runs are (default %(default)s)",
     )
     p.add_argument(
         "--calibration",
@@ -105,9 +112,9 @@ def score(runs_dir: Path, foreign_dir: Path, calibration_path: Path) -> dict[str
     """
     try:
         model = calibration.iceberg_fit(calibration.read(calibration_path), ICEBERG_DEFAULT_MODE)
-        states = [r for r in find_runs(runs_dir) if r.complete]
+        states = [r for r in find_runs(runs_dir) if r.complete and r.experiment == HELD_OUT]
         state_cells = [blind_check.run_cells(r) for r in states]
-        foreign = [r for r in find_runs(foreign_dir) if r.complete and r.experiment == CATALOGUE]
+        foreign = [r for r in find_runs(foreign_dir) if r.complete and r.task == CATALOGUE]
         measured = [(r, c) for r in foreign if not (c := blind_check.catalogue_cells(r)).empty]
     except (ValueError, OSError) as exc:
         raise UserError(str(exc)) from None

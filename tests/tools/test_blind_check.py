@@ -53,3 +53,21 @@ def test_a_missing_calibration_is_one_line(tmp_path, capsys):
         capsys.readouterr().err.strip()
         == f"icelab: error: {tmp_path / 'none.json'}: no such calibration file"
     )
+
+
+def test_only_the_held_out_experiments_runs_are_scored_in_a_directory_of_every_run(tmp_path, capsys):
+    """results/runs holds every experiment's runs: a metadata_scale run of icelab's own states
+    (fitting data, no model inputs) and a smoke run beside the held-out runs are not scored."""
+    runs(tmp_path, ["a", "b", "b"])
+    for experiment, task in (("metadata_scale", "metadata_scale"), ("smoke", "planning")):
+        other = tmp_path / "runs" / experiment / "20261129T000000Z-ffffff"
+        other.mkdir(parents=True)
+        (other / "run.json").write_text(json.dumps({"status": "complete"}))
+        (other / "config.yaml").write_text(f"experiment: {{task: {task}}}\n")
+    held = str(tmp_path / "runs")
+    calibration = str(made(tmp_path, LOCAL))
+    assert (
+        main(["blind", "--runs", held, "--foreign", held, "--calibration", calibration, "--json", "-"]) == 0
+    )
+    found = json.loads(capsys.readouterr().out)
+    assert len(found["states"]["runs"]) == 3 and found["foreign"]["runs"] == []
