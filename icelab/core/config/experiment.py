@@ -13,7 +13,7 @@ from omegaconf import DictConfig
 from pydantic import Field, model_validator
 
 from icelab.core.config.base import _Strict, load
-from icelab.core.config.values import WindowName, parse_size
+from icelab.core.config.values import SittingLabel, WindowName, parse_size
 
 
 class PlanningConfig(_Strict):
@@ -168,11 +168,7 @@ class CatalogueConfig(_Strict):
         description="timed plans of each window's count query on each shape as written, beside the "
         "prediction (0: none)",
     )
-    sitting: str | None = Field(
-        default=None,
-        description="the sitting this run belongs to (a session on a quiet machine; the cost model's "
-        "blind check counts them); null: the run's UTC date",
-    )
+    sitting: SittingLabel = None
 
 
 class ExpiryConfig(_Strict):

@@ -10,7 +10,7 @@ from omegaconf import DictConfig
 from pydantic import Field, model_validator
 
 from icelab.core.config.base import _Strict, as_dict, load
-from icelab.core.config.values import WindowName, parse_size
+from icelab.core.config.values import SittingLabel, WindowName, parse_size
 
 IcebergMode = Literal["local", "distributed", "local_cache"]
 ListingMode = Literal["serial", "parallel"]
@@ -127,11 +127,7 @@ class MetadataScaleConfig(_Strict):
         description="also write model_inputs.csv: the cost model's inputs per state, layout and window, "
         "read from each table's metadata as the doctor reads it",
     )
-    sitting: str | None = Field(
-        default=None,
-        description="the sitting this run belongs to (a session on a quiet machine; the cost model's "
-        "blind check counts them); null: the run's UTC date",
-    )
+    sitting: SittingLabel = None
     builder_java_options: str = Field(
         default="", description="extra flags for the builder's JVM, after its -Xmx (not in the state's hash)"
     )

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 WINDOW_RULE = "use a positive number of hours or days (1h, 7d) or 'full'"
 _UNITS = {"h": dt.timedelta(hours=1), "d": dt.timedelta(days=1)}
@@ -33,6 +33,15 @@ def _window_name(name: str) -> str:
 
 # A window name, checked where it is typed: before any rule that compares windows.
 WindowName = Annotated[str, AfterValidator(_window_name)]
+# The blind check's sitting label of a run (metadata_scale, doctor_catalogue): one per session on
+# a quiet machine.
+SittingLabel = Annotated[
+    str | None,
+    Field(
+        description="the sitting this run belongs to (a session on a quiet machine; the cost model's "
+        "blind check counts them); null: the run's UTC date"
+    ),
+]
 
 
 _SIZE = re.compile(r"^(\d+)\s*([kmg]?)b?$", re.I)
