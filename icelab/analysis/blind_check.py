@@ -6,6 +6,10 @@ least MIN_SITTINGS sittings. Then the three criterion figures and the interval's
 same for tables other engines wrote: the windows a doctor_catalogue run measured on each shape as
 written (`catalogue_cells`), predicted from the inputs the doctor read of them.
 
+A cell counts the runs of one commit (the registration says "at least 3 runs of one commit"):
+`of_one_commit` keeps those and names the runs it left out, of another commit or of a work tree
+with changes (not one commit's code).
+
 A sitting is the run's `experiment.sitting` label when it was given one, else the UTC date of the
 run (its id's first eight characters): runs of one sitting share a machine state, so the spread
 between sittings is what the criterion's median must absorb.
@@ -13,6 +17,7 @@ between sittings is what the criterion's median must absorb.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +47,27 @@ def sitting(run: Run) -> str:
     except (ValueError, OSError, AttributeError):
         label = None
     return str(label) if label else run.run_id[:8]
+
+
+def run_commit(run: Run) -> str | None:
+    """The commit whose code the run measured (env.json's git); None when its work tree had
+    changes or git could not tell: then it measured no one commit."""
+    found = run.env().get("git") or {}
+    return found.get("commit") if found.get("dirty") is False else None
+
+
+def of_one_commit(runs: Sequence[Run], commit: str | None = None) -> tuple[str | None, list[Run], list[Run]]:
+    """The runs of one commit: `commit` (a prefix of it will do), else the commit most of `runs`
+    measured (on a tie, the one with the newest run). Returns the commit, its runs and the runs
+    left out (another commit, a changed work tree, or no git)."""
+    known = [(c, r) for r in runs if (c := run_commit(r))]
+    if commit is None and known:
+        counts = Counter(c for c, _ in known)
+        newest = {c: max(r.run_id for k, r in known if k == c) for c in counts}
+        commit = max(counts, key=lambda c: (counts[c], newest[c]))
+    kept = [r for c, r in known if commit and c.startswith(commit)]
+    chosen = run_commit(kept[0]) if kept else commit
+    return chosen, kept, [r for r in runs if r not in kept]
 
 
 def run_cells(run: Run) -> pd.DataFrame:

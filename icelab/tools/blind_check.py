@@ -9,9 +9,11 @@ It predicts each held-out cell with the registered calibration from the cell's o
 (the run's model_inputs.csv: measure with `experiment.model_inputs=true`), and prints per cell the
 measured value (the median of its run medians), the prediction with its 95% interval and the
 error, then the criterion's three figures and the interval's coverage, with the commit that
-registered them. Cells with fewer than 3 runs or 2 sittings are listed, not scored, and the
-check cannot pass while any remains. The same, apart, for tables other engines wrote: the windows
-doctor_catalogue runs (with `experiment.measure_plans`) measured on each shape as written.
+registered them. Each set is scored on the runs of one commit measured after the registration
+(`--commit`, else the commit most of its runs measured); the runs left out are named. Cells with
+fewer than 3 runs or 2 sittings are listed, not scored, and the check cannot pass while any
+remains. The same, apart, for tables other engines wrote: the windows doctor_catalogue runs (with
+`experiment.measure_plans`) measured on each shape as written.
 
 Exit status: 0 whatever the result (a result is reported, not enforced), 2 for bad input.
 """
@@ -34,7 +36,7 @@ from icelab.analysis.planning_model import Fit
 from icelab.core.errors import UserError
 from icelab.core.provenance import REPO, git
 from icelab.core.results import write_json
-from icelab.core.runs import find_runs
+from icelab.core.runs import Run, find_runs
 from icelab.core.units import pct
 from icelab.tools.costmodel import OneLineParser
 from icelab.tools.costmodel_output import interval_text
@@ -70,6 +72,10 @@ def parser() -> argparse.ArgumentParser:
         help="the calibration to predict with (default: the registered one, %(default)s)",
     )
     p.add_argument(
+        "--commit",
+        help="score the runs of this commit (default: the commit most runs of each set measured)",
+    )
+    p.add_argument(
         "--json", type=Path, help="also write the result as JSON to this file (-: print it instead)"
     )
     return p
@@ -88,24 +94,49 @@ def registration(path: Path) -> dict[str, Any]:
     }
 
 
-def _part(per_run: list[pd.DataFrame], run_ids: list[str], model: Fit) -> dict[str, Any]:
-    """One set of held-out cells scored: its runs, cells and verdict, as plain values."""
-    if not run_ids:
-        return {"runs": [], "cells": [], "verdict": None}
+def after_registration(commit: str | None, registered: str | None) -> bool:
+    """Whether `commit` holds the registration (it is the registering commit or comes after it):
+    runs of an earlier commit were measured before the check was registered, so not blind."""
+    if not commit or not registered:
+        return False
+    return git(REPO, "merge-base", "--is-ancestor", registered.split()[0], commit) is not None
+
+
+def _part(
+    cells_of: dict[str, pd.DataFrame], runs: list[Run], model: Fit, commit: str | None, registered: str | None
+) -> dict[str, Any]:
+    """One set of held-out cells scored on the runs of one commit (`blind_check.of_one_commit`,
+    measured after the registration): its runs, cells and verdict, as plain values."""
+    chosen, kept, left_out = blind_check.of_one_commit(runs, commit)
+    part: dict[str, Any] = {
+        "commit": chosen,
+        "after_registration": after_registration(chosen, registered),
+        "runs": [r.run_id for r in kept],
+        "left_out": [{"run": r.run_id, "commit": blind_check.run_commit(r)} for r in left_out],
+        "cells": [],
+        "verdict": None,
+    }
+    if not kept:
+        return part
     try:
-        scored = blind_check.predicted(blind_check.combined(pd.concat(per_run, ignore_index=True)), model)
+        table = blind_check.combined(pd.concat([cells_of[r.run_id] for r in kept], ignore_index=True))
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    return {
-        "runs": run_ids,
+    if not part["after_registration"]:
+        table["complete"] = False  # measured before the check was registered: not blind, not scored
+    scored = blind_check.predicted(table, model)
+    return part | {
         "cells": json.loads(scored.to_json(orient="records")),
         "verdict": blind_check.verdict(scored).as_json(),
     }
 
 
-def score(runs_dir: Path, foreign_dir: Path, calibration_path: Path) -> dict[str, Any]:
+def score(
+    runs_dir: Path, foreign_dir: Path, calibration_path: Path, commit: str | None = None
+) -> dict[str, Any]:
     """The scored cells and the verdict of each set (icelab's held-out states; tables other
-    engines wrote), as plain values.
+    engines wrote), each on the runs of one commit (`commit`, else the one most of its runs
+    measured), as plain values.
 
     Raises:
         UserError: for a calibration that cannot be read, or runs that cannot be scored.
@@ -113,15 +144,17 @@ def score(runs_dir: Path, foreign_dir: Path, calibration_path: Path) -> dict[str
     try:
         model = calibration.iceberg_fit(calibration.read(calibration_path), ICEBERG_DEFAULT_MODE)
         states = [r for r in find_runs(runs_dir) if r.complete and r.experiment == HELD_OUT]
-        state_cells = [blind_check.run_cells(r) for r in states]
+        state_cells = {r.run_id: blind_check.run_cells(r) for r in states}
         foreign = [r for r in find_runs(foreign_dir) if r.complete and r.task == CATALOGUE]
-        measured = [(r, c) for r in foreign if not (c := blind_check.catalogue_cells(r)).empty]
+        foreign_cells = {r.run_id: c for r in foreign if not (c := blind_check.catalogue_cells(r)).empty}
     except (ValueError, OSError) as exc:
         raise UserError(str(exc)) from None
+    reg = registration(calibration_path)
+    measured = [r for r in foreign if r.run_id in foreign_cells]
     return {
-        "registration": registration(calibration_path),
-        "states": _part(state_cells, [r.run_id for r in states], model),
-        "foreign": _part([c for _, c in measured], [r.run_id for r, _ in measured], model),
+        "registration": reg,
+        "states": _part(state_cells, states, model, commit, reg["commit"]),
+        "foreign": _part(foreign_cells, measured, model, commit, reg["commit"]),
     }
 
 
@@ -131,8 +164,10 @@ def _figure(value: float, digits: int = 1) -> str:
 
 def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
     """One set's cells, then its three figures and coverage."""
+    left = [f"{r['run']} ({(r['commit'] or 'changed work tree')[:7]})" for r in part["left_out"]]
+    left_text = [f"left out, not of commit {(part['commit'] or '?')[:7]}: {', '.join(left)}"] if left else []
     if not part["runs"]:
-        return [f"{what}: no complete run under {where} measured a cell yet"]
+        return [f"{what}: no complete run under {where} measured a cell yet", *left_text]
     cells = pd.DataFrame(part["cells"])
     view = cells.assign(
         measured=cells["planning_ms"].map(lambda v: f"{v:,.1f}"),
@@ -144,9 +179,20 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
     v = part["verdict"]
     holds = v["holds"]
     mark = {True: "holds", False: "fails"}
+    blind = (
+        "after the registration"
+        if part["after_registration"]
+        else "NOT after the registration: measured before the check was registered, nothing scored"
+    )
+    if v["cells"] == 0:
+        result = "not judged yet: no cell has its runs and sittings"
+    else:
+        result = "PASSES" if v["passed"] else "does not pass"
     return [
         f"{what}:",
         view[columns].to_string(index=False),
+        f"commit {(part['commit'] or '?')[:7]} ({blind})",
+        *left_text,
         f"runs: {len(part['runs'])} ({', '.join(part['runs'])}); cells scored: {v['cells']}, "
         f"not scored (fewer than {blind_check.MIN_RUNS} runs or {blind_check.MIN_SITTINGS} sittings): "
         f"{v['incomplete']}",
@@ -157,7 +203,7 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
         f"3. median signed error: {_figure(v['median_signed_error'])} (needs within "
         f"{pct(blind_check.BIAS, 0)}): {mark[holds['no_bias']]}",
         f"coverage of the 95% prediction interval: {_figure(v['coverage'])} of the scored cells",
-        "result: " + ("PASSES" if v["passed"] else "does not pass"),
+        f"result: {result}",
     ]
 
 
@@ -185,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
         if not args.calibration.is_file():
             raise UserError(f"{args.calibration}: no such calibration file")
-        result = score(args.runs, args.foreign, args.calibration)
+        result = score(args.runs, args.foreign, args.calibration, args.commit)
     except UserError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2

@@ -13,14 +13,24 @@ import yaml
 
 from icelab.analysis import blind_check, calibration
 from icelab.analysis.calibration import Where
+from icelab.core.provenance import REPO, git
 from icelab.core.runs import Run, read_run
 from tests.analysis.test_calibration import made
 from tests.analysis.test_planning_model import THREADS, synthetic
 
 LOCAL = Where.of("local", "local")
+# The commit synthetic runs name: this checkout's, which holds the registration.
+HEAD = git(REPO, "rev-parse", "HEAD") or "0" * 40
 
 
-def held_run(root: Path, run_id: str, sitting: str | None, seed: int, slower: float = 1.0) -> Run:
+def env(commit: str | None = HEAD, dirty: bool = False) -> str:
+    """A run's env.json: the driver's cores and the commit it measured."""
+    return json.dumps({"machine": {"cores": THREADS}, "git": {"commit": commit, "dirty": dirty}})
+
+
+def held_run(
+    root: Path, run_id: str, sitting: str | None, seed: int, slower: float = 1.0, commit: str | None = HEAD
+) -> Run:
     """A synthetic held-out run (planted costs, its own noise; Iceberg planning `slower` times the
     planted one) with model_inputs.csv as icelab.experiments.model_inputs writes it."""
     frame, _, windows = synthetic(seed=seed)
@@ -38,7 +48,7 @@ def held_run(root: Path, run_id: str, sitting: str | None, seed: int, slower: fl
     inputs = windows.merge(matched.reset_index(), on=["dataset", "profile", "window"])
     inputs.to_csv(run_dir / blind_check.INPUTS_FILE, index=False)
     (run_dir / "run.json").write_text(json.dumps({"status": "complete"}))
-    (run_dir / "env.json").write_text(json.dumps({"machine": {"cores": THREADS}}))
+    (run_dir / "env.json").write_text(env(commit))
     experiment = {"task": "metadata_scale", **({"sitting": sitting} if sitting else {})}
     (run_dir / "config.yaml").write_text(yaml.safe_dump({"experiment": experiment}))
     found = read_run(run_dir)
@@ -53,9 +63,9 @@ def model(tmp_path_factory):  # noqa: ANN201
     return calibration.iceberg_fit(calibration.read(made(root, LOCAL)), "local")
 
 
-def runs(root: Path, sittings: list[str | None], slower: float = 1.0) -> list[Run]:
+def runs(root: Path, sittings: list[str | None], slower: float = 1.0, commit: str | None = HEAD) -> list[Run]:
     return [
-        held_run(root, f"2026112{i}T000000Z-abcde{i}", s, seed=11 + i, slower=slower)
+        held_run(root, f"2026112{i}T000000Z-abcde{i}", s, seed=11 + i, slower=slower, commit=commit)
         for i, s in enumerate(sittings)
     ]
 
@@ -89,6 +99,19 @@ def test_too_few_runs_or_sittings_leave_every_cell_unscored(tmp_path, model):
     assert not two_runs["complete"].any()
     found = blind_check.verdict(blind_check.predicted(two_runs, model))
     assert found.cells == 0 and found.incomplete == len(two_runs) and not found.passed
+
+
+def test_the_runs_of_one_commit_are_kept_and_the_others_named(tmp_path):
+    ours = runs(tmp_path / "ours", ["a", "b", "b"])
+    other = held_run(tmp_path / "other", "20261125T000000Z-fffff1", "c", seed=3, commit="f" * 40)
+    changed = held_run(tmp_path / "changed", "20261126T000000Z-fffff2", "c", seed=4)
+    (changed.path / "env.json").write_text(env(dirty=True))
+    changed = read_run(changed.path)
+    commit, kept, left = blind_check.of_one_commit([*ours, other, changed])
+    assert commit == HEAD and kept == ours and left == [other, changed]
+    assert blind_check.run_commit(changed) is None
+    named, kept, left = blind_check.of_one_commit([*ours, other], "ffff")
+    assert named == "f" * 40 and kept == [other] and left == ours
 
 
 def test_a_sitting_without_a_label_is_the_runs_date(tmp_path):
@@ -135,7 +158,7 @@ def catalogue_run(root: Path, run_id: str, sitting: str, slower: float) -> Run:
     ]
     (run_dir / "catalogue.json").write_text(json.dumps({"tiny": False, "shapes": shapes, "problems": []}))
     (run_dir / "run.json").write_text(json.dumps({"status": "complete"}))
-    (run_dir / "env.json").write_text(json.dumps({"machine": {"cores": THREADS}}))
+    (run_dir / "env.json").write_text(env())
     experiment = {"task": "doctor_catalogue", "sitting": sitting}
     (run_dir / "config.yaml").write_text(yaml.safe_dump({"experiment": experiment}))
     found = read_run(run_dir)

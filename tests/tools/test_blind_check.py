@@ -9,7 +9,7 @@ import json
 from icelab.core.provenance import REPO
 from icelab.tools import blind_check
 from icelab.tools.costmodel import main
-from tests.analysis.test_blind_check import LOCAL, runs
+from tests.analysis.test_blind_check import LOCAL, held_run, runs
 from tests.analysis.test_calibration import made
 
 
@@ -71,3 +71,32 @@ def test_only_the_held_out_experiments_runs_are_scored_in_a_directory_of_every_r
     )
     found = json.loads(capsys.readouterr().out)
     assert len(found["states"]["runs"]) == 3 and found["foreign"]["runs"] == []
+
+
+def test_runs_of_a_commit_before_the_registration_are_not_scored(tmp_path, capsys):
+    """The registering commit's parent did not hold the registration: its runs were not blind."""
+    before = blind_check.git(
+        REPO, "rev-parse", f"{blind_check.registration(REPO / blind_check.REGISTERED)['commit'].split()[0]}^"
+    )
+    runs(tmp_path / "held", ["a", "b", "b"], commit=before)
+    calibration = str(made(tmp_path, LOCAL))
+    args = ["blind", "--runs", str(tmp_path / "held"), "--foreign", str(tmp_path / "none")]
+    assert main([*args, "--calibration", calibration]) == 0
+    printed = capsys.readouterr().out
+    assert f"commit {before[:7]} (NOT after the registration" in printed
+    assert "cells scored: 0" in printed and "result: not judged yet" in printed
+
+
+def test_only_the_runs_of_one_commit_are_scored_and_the_others_named(tmp_path, capsys):
+    runs(tmp_path / "held", ["a", "b", "b"])
+    held_run(tmp_path / "held", "20261129T000000Z-fffff1", "c", seed=3, commit="f" * 40)
+    calibration = str(made(tmp_path, LOCAL))
+    args = ["blind", "--runs", str(tmp_path / "held"), "--foreign", str(tmp_path / "none")]
+    assert main([*args, "--calibration", calibration, "--json", "-"]) == 0
+    states = json.loads(capsys.readouterr().out)["states"]
+    assert len(states["runs"]) == 3 and states["left_out"] == [
+        {"run": "20261129T000000Z-fffff1", "commit": "f" * 40}
+    ]
+    assert states["after_registration"] and states["verdict"]["passed"]
+    assert main([*args, "--calibration", calibration]) == 0
+    assert "left out, not of commit " in capsys.readouterr().out

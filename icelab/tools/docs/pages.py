@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from icelab.tools.docs import (
+    blind_check_page,
     budget,
     canonical,
     dataset,
@@ -40,6 +41,7 @@ PAGES = (
     budget,
     doctor,
     reliability_page,
+    blind_check_page,
 )
 
 
