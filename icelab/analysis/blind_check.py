@@ -111,13 +111,14 @@ def catalogue_cells(run: Run) -> pd.DataFrame:
             "planning_ms": w["measured_ms"],
             "n": w["measured_plans"],
             "planner_threads": threads,
+            "doctor_ms": w.get("predicted_ms"),
             **{c: w[c] for c in INPUTS},
         }
         for shape in catalogue(run)["shapes"]
         for w in shape.get("now") or []
         if w.get("measured_ms") is not None
     ]
-    columns = [*KEYS, "planning_ms", "n", "planner_threads", *INPUTS]
+    columns = [*KEYS, "planning_ms", "n", "planner_threads", "doctor_ms", *INPUTS]
     return pd.DataFrame(rows, columns=columns).assign(run_id=run.run_id, sitting=sitting(run))
 
 
@@ -146,8 +147,10 @@ def combined(per_run: pd.DataFrame) -> pd.DataFrame:
     if differ.any():
         cell = "/".join(map(str, differ[differ].index[0]))
         raise ValueError(f"the runs read different model inputs for {cell}: not the same table")
+    doctor = {"doctor_ms": ("doctor_ms", "median")} if "doctor_ms" in per_run else {}
     out = grouped.agg(
         planning_ms=("planning_ms", "median"),
+        **doctor,
         runs=("run_id", "nunique"),
         sittings=("sitting", "nunique"),
         threads=("planner_threads", "median"),
@@ -209,10 +212,14 @@ class Verdict:
         }
 
 
-def verdict(scored: pd.DataFrame) -> Verdict:
-    """The criterion on the complete cells of `scored` (`predicted`); NaN figures when none is."""
+def verdict(scored: pd.DataFrame, predicted_by: str = "predicted_ms") -> Verdict:
+    """The criterion on the complete cells of `scored` (`predicted`); NaN figures when none is.
+    `predicted_by` names the prediction judged: the calibration's, or (`doctor_ms`, tables other
+    engines wrote) the one the doctor itself made when it read the table, whose interval is not
+    stored (coverage NaN)."""
     done = scored[scored["complete"]]
-    errors = done["rel_error"]
+    errors = (done[predicted_by] - done["planning_ms"]) / done["planning_ms"]
+    covered = done["covered"] if predicted_by == "predicted_ms" else pd.Series(dtype=float)
     nan = float("nan")
     return Verdict(
         cells=len(done),
@@ -220,5 +227,5 @@ def verdict(scored: pd.DataFrame) -> Verdict:
         share_within=float((errors.abs() <= WITHIN).mean()) if len(done) else nan,
         max_abs_error=float(errors.abs().max()) if len(done) else nan,
         median_signed_error=float(errors.median()) if len(done) else nan,
-        coverage=float(done["covered"].mean()) if len(done) else nan,
+        coverage=float(covered.mean()) if len(covered) else nan,
     )

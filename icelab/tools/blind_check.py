@@ -115,6 +115,7 @@ def _part(
         "left_out": [{"run": r.run_id, "commit": blind_check.run_commit(r)} for r in left_out],
         "cells": [],
         "verdict": None,
+        "doctor": None,
     }
     if not kept:
         return part
@@ -125,9 +126,13 @@ def _part(
     if not part["after_registration"]:
         table["complete"] = False  # measured before the check was registered: not blind, not scored
     scored = blind_check.predicted(table, model)
+    doctor = None
+    if "doctor_ms" in scored and scored["doctor_ms"].notna().all():
+        doctor = blind_check.verdict(scored, "doctor_ms").as_json()
     return part | {
         "cells": json.loads(scored.to_json(orient="records")),
         "verdict": blind_check.verdict(scored).as_json(),
+        "doctor": doctor,
     }
 
 
@@ -204,6 +209,23 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
         f"{pct(blind_check.BIAS, 0)}): {mark[holds['no_bias']]}",
         f"coverage of the 95% prediction interval: {_figure(v['coverage'])} of the scored cells",
         f"result: {result}",
+        *_doctor_text(part.get("doctor")),
+    ]
+
+
+def _doctor_text(d: dict[str, Any] | None) -> list[str]:
+    """The doctor's own predicted "now" (made with the model it used when it read each table)
+    against the same measured cells, by the same three figures."""
+    if not d or not d["cells"]:
+        return []
+    holds = {True: "holds", False: "fails"}
+    return [
+        f"the doctor's own predicted now (its model at the time), same {d['cells']} cells: "
+        f"within {pct(blind_check.WITHIN, 0)} {_figure(d['share_within'])} "
+        f"({holds[d['holds']['share_within']]}), "
+        f"largest error {_figure(d['max_abs_error'])} ({holds[d['holds']['none_beyond']]}), "
+        f"median signed error {_figure(d['median_signed_error'])} ({holds[d['holds']['no_bias']]}): "
+        + ("PASSES" if d["passed"] else "does not pass")
     ]
 
 

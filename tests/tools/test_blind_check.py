@@ -9,7 +9,7 @@ import json
 from icelab.core.provenance import REPO
 from icelab.tools import blind_check
 from icelab.tools.costmodel import main
-from tests.analysis.test_blind_check import LOCAL, held_run, runs
+from tests.analysis.test_blind_check import LOCAL, catalogue_run, held_run, runs
 from tests.analysis.test_calibration import made
 
 
@@ -100,3 +100,16 @@ def test_only_the_runs_of_one_commit_are_scored_and_the_others_named(tmp_path, c
     assert states["after_registration"] and states["verdict"]["passed"]
     assert main([*args, "--calibration", calibration]) == 0
     assert "left out, not of commit " in capsys.readouterr().out
+
+
+def test_the_doctors_own_prediction_of_foreign_tables_is_judged_beside(tmp_path, capsys):
+    for i, (sitting, slower) in enumerate([("a", 1.0), ("b", 1.5), ("b", 1.2)]):
+        catalogue_run(tmp_path / "foreign", f"2026112{i}T000000Z-abcde{i}", sitting, slower)
+    calibration = str(made(tmp_path, LOCAL))
+    args = ["blind", "--runs", str(tmp_path / "none"), "--foreign", str(tmp_path / "foreign")]
+    assert main([*args, "--calibration", calibration]) == 0
+    said = "the doctor's own predicted now (its model at the time), same 2 cells: within 25% 50.0% (fails)"
+    assert said in capsys.readouterr().out
+    assert main([*args, "--calibration", calibration, "--json", "-"]) == 0
+    doctor = json.loads(capsys.readouterr().out)["foreign"]["doctor"]
+    assert doctor["cells"] == 2 and doctor["max_abs_error"] == 0.375 and not doctor["passed"]

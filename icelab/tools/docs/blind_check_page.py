@@ -59,6 +59,7 @@ def _part(part: dict[str, Any], what: str) -> dict[str, Any] | None:
         "groups": _groups(pd.DataFrame(part["cells"])),
         "verdict": verdict,
         "holds": verdict["holds"],
+        "doctor": part.get("doctor") if (part.get("doctor") or {}).get("cells") else None,
     }
 
 
