@@ -163,6 +163,9 @@ def score(
     }
 
 
+MARK = {True: "holds", False: "fails"}
+
+
 def _figure(value: float, digits: int = 1) -> str:
     return "-" if value != value else pct(value, digits)  # NaN: no complete cell
 
@@ -183,7 +186,6 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
     columns = ["dataset", "layout", "window", "runs", "sittings", "measured", "predicted", "error", "scored"]
     v = part["verdict"]
     holds = v["holds"]
-    mark = {True: "holds", False: "fails"}
     blind = (
         "after the registration"
         if part["after_registration"]
@@ -202,11 +204,11 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
         f"not scored (fewer than {blind_check.MIN_RUNS} runs or {blind_check.MIN_SITTINGS} sittings): "
         f"{v['incomplete']}",
         f"1. within {pct(blind_check.WITHIN, 0)}: {_figure(v['share_within'])} of cells "
-        f"(needs at least {pct(blind_check.SHARE_WITHIN, 0)}): {mark[holds['share_within']]}",
+        f"(needs at least {pct(blind_check.SHARE_WITHIN, 0)}): {MARK[holds['share_within']]}",
         f"2. largest error: {_figure(v['max_abs_error'])} "
-        f"(needs at most {pct(blind_check.NEVER_BEYOND, 0)}): {mark[holds['none_beyond']]}",
+        f"(needs at most {pct(blind_check.NEVER_BEYOND, 0)}): {MARK[holds['none_beyond']]}",
         f"3. median signed error: {_figure(v['median_signed_error'])} (needs within "
-        f"{pct(blind_check.BIAS, 0)}): {mark[holds['no_bias']]}",
+        f"{pct(blind_check.BIAS, 0)}): {MARK[holds['no_bias']]}",
         f"coverage of the 95% prediction interval: {_figure(v['coverage'])} of the scored cells",
         f"result: {result}",
         *_doctor_text(part.get("doctor")),
@@ -218,13 +220,12 @@ def _doctor_text(d: dict[str, Any] | None) -> list[str]:
     against the same measured cells, by the same three figures."""
     if not d or not d["cells"]:
         return []
-    holds = {True: "holds", False: "fails"}
     return [
         f"the doctor's own predicted now (its model at the time), same {d['cells']} cells: "
         f"within {pct(blind_check.WITHIN, 0)} {_figure(d['share_within'])} "
-        f"({holds[d['holds']['share_within']]}), "
-        f"largest error {_figure(d['max_abs_error'])} ({holds[d['holds']['none_beyond']]}), "
-        f"median signed error {_figure(d['median_signed_error'])} ({holds[d['holds']['no_bias']]}): "
+        f"({MARK[d['holds']['share_within']]}), "
+        f"largest error {_figure(d['max_abs_error'])} ({MARK[d['holds']['none_beyond']]}), "
+        f"median signed error {_figure(d['median_signed_error'])} ({MARK[d['holds']['no_bias']]}): "
         + ("PASSES" if d["passed"] else "does not pass")
     ]
 

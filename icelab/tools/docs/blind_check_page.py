@@ -24,8 +24,7 @@ def _groups(cells: pd.DataFrame) -> list[dict[str, Any]]:
     """Per table and layout: cells, scored cells, and the errors of the scored ones."""
     rows = []
     for (dataset, layout), group in cells.groupby(["dataset", "layout"], sort=True):
-        done = group[group["complete"]]
-        errors = done["rel_error"]
+        figures = criterion.verdict(group)  # the criterion on this group's scored cells
         windows = sorted(group["window"], key=lambda w: window_length(w) or pd.Timedelta.max)
         rows.append(
             {
@@ -33,13 +32,13 @@ def _groups(cells: pd.DataFrame) -> list[dict[str, Any]]:
                 "layout": layout,
                 "windows": ", ".join(windows),
                 "cells": len(group),
-                "scored": len(done),
+                "scored": figures.cells,
                 "runs": int(group["runs"].min()),
                 "sittings": int(group["sittings"].min()),
                 "measured": (float(group["planning_ms"].min()), float(group["planning_ms"].max())),
                 "errors": (float(group["rel_error"].min()), float(group["rel_error"].max())),
-                "within": float((errors.abs() <= criterion.WITHIN).mean()) if len(done) else None,
-                "covered": float(done["covered"].mean()) if len(done) else None,
+                "within": figures.share_within,
+                "covered": figures.coverage,
             }
         )
     return rows
