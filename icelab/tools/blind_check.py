@@ -166,10 +166,6 @@ def score(
 MARK = {True: "holds", False: "fails"}
 
 
-def _figure(value: float, digits: int = 1) -> str:
-    return "-" if value != value else pct(value, digits)  # NaN: no complete cell
-
-
 def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
     """One set's cells, then its three figures and coverage."""
     left = [f"{r['run']} ({(r['commit'] or 'changed work tree')[:7]})" for r in part["left_out"]]
@@ -203,13 +199,13 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
         f"runs: {len(part['runs'])} ({', '.join(part['runs'])}); cells scored: {v['cells']}, "
         f"not scored (fewer than {blind_check.MIN_RUNS} runs or {blind_check.MIN_SITTINGS} sittings): "
         f"{v['incomplete']}",
-        f"1. within {pct(blind_check.WITHIN, 0)}: {_figure(v['share_within'])} of cells "
+        f"1. within {pct(blind_check.WITHIN, 0)}: {pct(v['share_within'], 1)} of cells "
         f"(needs at least {pct(blind_check.SHARE_WITHIN, 0)}): {MARK[holds['share_within']]}",
-        f"2. largest error: {_figure(v['max_abs_error'])} "
+        f"2. largest error: {pct(v['max_abs_error'], 1)} "
         f"(needs at most {pct(blind_check.NEVER_BEYOND, 0)}): {MARK[holds['none_beyond']]}",
-        f"3. median signed error: {_figure(v['median_signed_error'])} (needs within "
+        f"3. median signed error: {pct(v['median_signed_error'], 1)} (needs within "
         f"{pct(blind_check.BIAS, 0)}): {MARK[holds['no_bias']]}",
-        f"coverage of the 95% prediction interval: {_figure(v['coverage'])} of the scored cells",
+        f"coverage of the 95% prediction interval: {pct(v['coverage'], 1)} of the scored cells",
         f"result: {result}",
         *_doctor_text(part.get("doctor")),
     ]
@@ -222,10 +218,10 @@ def _doctor_text(d: dict[str, Any] | None) -> list[str]:
         return []
     return [
         f"the doctor's own predicted now (its model at the time), same {d['cells']} cells: "
-        f"within {pct(blind_check.WITHIN, 0)} {_figure(d['share_within'])} "
+        f"within {pct(blind_check.WITHIN, 0)} {pct(d['share_within'], 1)} "
         f"({MARK[d['holds']['share_within']]}), "
-        f"largest error {_figure(d['max_abs_error'])} ({MARK[d['holds']['none_beyond']]}), "
-        f"median signed error {_figure(d['median_signed_error'])} ({MARK[d['holds']['no_bias']]}): "
+        f"largest error {pct(d['max_abs_error'], 1)} ({MARK[d['holds']['none_beyond']]}), "
+        f"median signed error {pct(d['median_signed_error'], 1)} ({MARK[d['holds']['no_bias']]}): "
         + ("PASSES" if d["passed"] else "does not pass")
     ]
 
