@@ -14,7 +14,7 @@ from pyiceberg.table import Table
 from pyiceberg.transforms import DayTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
-from icelab.datagen.shapes import START
+from icelab.datagen.spark_sql_shapes import START
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
@@ -40,7 +40,7 @@ def _create(cat: SqlCatalog, name: str, properties: dict[str, str] | None = None
 
 
 def _rows(first_id: int, rows: int, days: int) -> pa.Table:
-    """`rows` rows spread over `days` days from START, as `shapes.append` writes them."""
+    """`rows` rows spread over `days` days from START, as `spark_sql_shapes.append` writes them."""
     start = dt.datetime.combine(START, dt.time())
     ids = list(range(first_id, first_id + rows))
     return pa.table(

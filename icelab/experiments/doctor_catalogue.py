@@ -1,7 +1,7 @@
 """Task `doctor_catalogue`: the doctor on a catalogue of table shapes other writers made
 (`python run.py experiment=doctor_catalogue`).
 
-Every shape is built in a scratch warehouse by plain Spark SQL (`icelab.datagen.shapes`) or by
+Every shape is built in a scratch warehouse by plain Spark SQL (`icelab.datagen.spark_sql_shapes`) or by
 pyiceberg (`icelab.datagen.pyiceberg_shapes`), checked by the doctor (a dry run), and where it
 advises a rewrite, the advice is applied to a copy and the copy checked again. Each shape
 declares the verdict, exit code and action it expects; the run fails if any differs, or if an
@@ -29,7 +29,7 @@ from icelab.core.config import EngineConfig, catalogue_config, manifest_health_r
 from icelab.core.provenance import REPO
 from icelab.core.results import write_json
 from icelab.core.session import register_iceberg_catalog
-from icelab.datagen import pyiceberg_shapes, shapes
+from icelab.datagen import pyiceberg_shapes, spark_sql_shapes
 from icelab.health.broken import EXIT_BROKEN, BrokenTable
 from icelab.health.check import Policy
 from icelab.health.diagnosis import Diagnosis, diagnose
@@ -68,7 +68,7 @@ class Shape:
 
 def _built(builder: Callable[..., Any], by_spark: bool, sizes: dict[str, tuple[int, int]]) -> Callable:
     """A shape builder called with its sizes (full, tiny) chosen by the scratch: a Spark SQL one
-    of `icelab.datagen.shapes` in CATALOG, else a pyiceberg one under `<warehouse>/pyiceberg`."""
+    of `icelab.datagen.spark_sql_shapes` in CATALOG, else a pyiceberg one under `<warehouse>/pyiceberg`."""
 
     def build(s: Scratch, name: str) -> Path | str:
         where = (s.spark, CATALOG, s.warehouse) if by_spark else (s.warehouse / "pyiceberg",)
@@ -85,7 +85,7 @@ BROKEN = ("broken", EXIT_BROKEN, "none")
 # Each shape with what the doctor should say of it, from the catalogue beside this module.
 CATALOGUE = Path(__file__).with_name("doctor_catalogue.yaml")
 EXPECTED = {"healthy": HEALTHY, "rewrite": REWRITE_ADVISED, "broken": BROKEN}
-WRITERS = {"spark-sql": shapes, "pyiceberg": pyiceberg_shapes}
+WRITERS = {"spark-sql": spark_sql_shapes, "pyiceberg": pyiceberg_shapes}
 
 
 def _shape(name: str, writer: str, builder: str, expect: str, about: str, sizes: dict | None = None) -> Shape:

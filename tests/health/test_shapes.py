@@ -1,4 +1,4 @@
-"""`icelab doctor` on table shapes plain Spark SQL wrote (icelab/datagen/shapes.py): a broken table
+"""`icelab doctor` on table shapes plain Spark SQL wrote (icelab/datagen/spark_sql_shapes.py): a broken table
 (a manifest deleted, a metadata.json cut short) is its own outcome; merge-on-read position
 deletes and format v3 deletion vectors are counted as what they are, with their advice; orphaned
 metadata is reported with its bytes; several tables are checked in one run."""
@@ -15,7 +15,7 @@ import pytest
 
 from icelab.core import storage
 from icelab.core.session import register_iceberg_catalog
-from icelab.datagen import shapes
+from icelab.datagen import spark_sql_shapes
 from icelab.tools.doctor import main as doctor_main
 from tests.conftest import SHRINK
 from tests.warehouses import own_warehouse
@@ -61,15 +61,15 @@ def assert_broken(code: int, out: str, err: str, file: str) -> None:
 
 
 def test_a_table_missing_a_manifest_is_broken_and_left_untouched(ctx, warehouse, results, capsys):
-    path, gone = shapes.missing_manifest(ctx.spark, CATALOG, warehouse, "missing")
-    before, run_dirs = shapes.metadata_listing(warehouse, "missing"), runs(results)
+    path, gone = spark_sql_shapes.missing_manifest(ctx.spark, CATALOG, warehouse, "missing")
+    before, run_dirs = spark_sql_shapes.metadata_listing(warehouse, "missing"), runs(results)
     code, out, err = doctor(capsys, results, str(path))
     assert_broken(code, out, err, gone)
     assert "manifest " in err and "is missing" in err
     # Asked to apply, it stops at the same place: nothing written to the table, no run opened.
     code, out, err = doctor(capsys, results, str(path), "--apply")
     assert_broken(code, out, err, gone)
-    assert shapes.metadata_listing(warehouse, "missing") == before and runs(results) == run_dirs
+    assert spark_sql_shapes.metadata_listing(warehouse, "missing") == before and runs(results) == run_dirs
 
 
 @pytest.mark.parametrize(
@@ -77,12 +77,12 @@ def test_a_table_missing_a_manifest_is_broken_and_left_untouched(ctx, warehouse,
 )
 def test_a_cut_metadata_json_is_broken(ctx, warehouse, results, capsys, keep_checksum, words):
     name = f"cut_{'crc' if keep_checksum else 'json'}"
-    path, current = shapes.corrupt_metadata(ctx.spark, CATALOG, warehouse, name, keep_checksum)
-    before = shapes.metadata_listing(warehouse, name)
+    path, current = spark_sql_shapes.corrupt_metadata(ctx.spark, CATALOG, warehouse, name, keep_checksum)
+    before = spark_sql_shapes.metadata_listing(warehouse, name)
     code, out, err = doctor(capsys, results, str(path))
     assert_broken(code, out, err, current)
     assert "metadata file" in err and words in err
-    assert shapes.metadata_listing(warehouse, name) == before
+    assert spark_sql_shapes.metadata_listing(warehouse, name) == before
 
 
 def delete_counts(spark, table: str) -> dict[str, int]:
@@ -101,7 +101,7 @@ def statements(state: dict) -> dict[str, dict]:
 
 
 def test_merge_on_read_position_deletes_are_counted_and_advised(ctx, warehouse, results, capsys):
-    path = shapes.merge_on_read(ctx.spark, CATALOG, warehouse, "mor_v2")
+    path = spark_sql_shapes.merge_on_read(ctx.spark, CATALOG, warehouse, "mor_v2")
     expected = delete_counts(ctx.spark, f"{CATALOG}.db.mor_v2")
     code, out, _ = doctor(capsys, results, str(path), "--window", "1d")
     state = report_of(out)["states"][0]
@@ -124,7 +124,7 @@ def test_merge_on_read_position_deletes_are_counted_and_advised(ctx, warehouse, 
 
 
 def test_v3_deletion_vectors_are_counted_as_such(ctx, warehouse, results, capsys):
-    path = shapes.merge_on_read(ctx.spark, CATALOG, warehouse, "mor_v3", format_version=3)
+    path = spark_sql_shapes.merge_on_read(ctx.spark, CATALOG, warehouse, "mor_v3", format_version=3)
     expected = delete_counts(ctx.spark, f"{CATALOG}.db.mor_v3")
     code, out, _ = doctor(capsys, results, str(path))
     report = report_of(out)
@@ -144,7 +144,7 @@ def test_v3_deletion_vectors_are_counted_as_such(ctx, warehouse, results, capsys
 
 def test_orphaned_manifests_after_an_expiry_are_reported_with_their_bytes(ctx, warehouse, results, capsys):
     spark = ctx.spark
-    path = shapes.expired_keeping_files(spark, CATALOG, warehouse, "orphans")
+    path = spark_sql_shapes.expired_keeping_files(spark, CATALOG, warehouse, "orphans")
     table = f"{CATALOG}.db.orphans"
     referenced = {Path(r.path).name for r in spark.sql(f"SELECT path FROM {table}.all_manifests").collect()}
     referenced |= {
@@ -167,9 +167,9 @@ def test_orphaned_manifests_after_an_expiry_are_reported_with_their_bytes(ctx, w
 def test_several_tables_in_one_session_with_a_summary_and_the_worst_exit(ctx, warehouse, tmp_path):
     spark = ctx.spark
     tables = [
-        shapes.fragmented(spark, CATALOG, warehouse, "several_a"),
-        shapes.one_append(spark, CATALOG, warehouse, "several_b"),
-        shapes.missing_manifest(spark, CATALOG, warehouse, "several_broken")[0],
+        spark_sql_shapes.fragmented(spark, CATALOG, warehouse, "several_a"),
+        spark_sql_shapes.one_append(spark, CATALOG, warehouse, "several_b"),
+        spark_sql_shapes.missing_manifest(spark, CATALOG, warehouse, "several_broken")[0],
     ]
     # The real command in a process of its own: one JVM, started once.
     proc = subprocess.run(
@@ -195,8 +195,8 @@ def test_several_tables_in_one_session_with_a_summary_and_the_worst_exit(ctx, wa
 def test_a_namespace_is_every_table_in_it(ctx, results, capsys, tmp_path_factory):
     spark, warehouse = ctx.spark, tmp_path_factory.mktemp("namespace-warehouse")
     register_iceberg_catalog(spark, "shapes_ns", storage.to_uri(str(warehouse)), ctx.engine)
-    shapes.fragmented(spark, "shapes_ns", warehouse, "first", appends=3)
-    shapes.one_append(spark, "shapes_ns", warehouse, "second")
+    spark_sql_shapes.fragmented(spark, "shapes_ns", warehouse, "first", appends=3)
+    spark_sql_shapes.one_append(spark, "shapes_ns", warehouse, "second")
     code, out, err = doctor(capsys, results, "--namespace", "db", "--warehouse", str(warehouse))
     summary = out[out.index("summary: 2 tables in one Spark session") :].splitlines()
     rows = {line.split()[0]: int(line.split()[-2]) for line in summary[2:4]}
