@@ -1,5 +1,6 @@
 """A module's file name says its job: a name shared by two modules of the package is one concept
-at two layers, and docs/development.md says so (its paragraph "A file name repeats only ...")."""
+at two layers, and docs/development.md says so (names it in backticks, as its paragraph "A file
+name repeats only ..." does)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def shared(paths: list[str]) -> dict[str, list[str]]:
         name = path.rsplit("/", 1)[-1]
         if name != "__init__.py":
             by_name[name].append(path)
-    return {name: sorted(found) for name, found in by_name.items() if len(found) > 1}
+    return {name: found for name, found in by_name.items() if len(found) > 1}
 
 
 def unexplained(paths: list[str], doc: str) -> list[str]:
