@@ -32,6 +32,7 @@ from icelab.analysis.stored_run import stored
 from icelab.core.runs import Run
 
 INPUTS_FILE = "model_inputs.csv"
+STATES_FILE = "states.csv"
 MIN_RUNS, MIN_SITTINGS = 3, 2
 # The registered criterion: SHARE_WITHIN of the cells within WITHIN, none beyond NEVER_BEYOND, and
 # the median signed error within BIAS.
@@ -229,3 +230,20 @@ def verdict(scored: pd.DataFrame, predicted_by: str = "predicted_ms") -> Verdict
         median_signed_error=float(errors.median()) if len(done) else nan,
         coverage=float(covered.mean()) if len(covered) else nan,
     )
+
+
+def state_sizes(runs: Sequence[Run]) -> dict[str, int]:
+    """Data files of each state the runs measured (their states.csv); a run without one names none."""
+    sizes: dict[str, int] = {}
+    for run in runs:
+        table = stored(run).table(STATES_FILE)
+        if table is not None:
+            sizes |= {str(k): int(v) for k, v in table.groupby("dataset")["data_files"].first().items()}
+    return sizes
+
+
+def by_size(scored: pd.DataFrame, sizes: dict[str, int]) -> list[tuple[int, Verdict]]:
+    """The criterion per state size (its data files), smallest first, on `scored` (`predicted`):
+    whether the errors grow with the table. Cells of a state of unknown size are left out."""
+    size = scored["dataset"].map(sizes)
+    return [(int(n), verdict(group)) for n, group in scored.groupby(size, sort=True)]

@@ -103,10 +103,16 @@ def after_registration(commit: str | None, registered: str | None) -> bool:
 
 
 def _part(
-    cells_of: dict[str, pd.DataFrame], runs: list[Run], model: Fit, commit: str | None, registered: str | None
+    cells_of: dict[str, pd.DataFrame],
+    runs: list[Run],
+    model: Fit,
+    commit: str | None,
+    registered: str | None,
+    per_size: bool = False,
 ) -> dict[str, Any]:
     """One set of held-out cells scored on the runs of one commit (`blind_check.of_one_commit`,
-    measured after the registration): its runs, cells and verdict, as plain values."""
+    measured after the registration): its runs, cells and verdict, as plain values; with
+    `per_size`, the verdict per state size too (from the runs' states.csv)."""
     chosen, kept, left_out = blind_check.of_one_commit(runs, commit)
     part: dict[str, Any] = {
         "commit": chosen,
@@ -115,6 +121,7 @@ def _part(
         "left_out": [{"run": r.run_id, "commit": blind_check.run_commit(r)} for r in left_out],
         "cells": [],
         "verdict": None,
+        "by_size": [],
         "doctor": None,
     }
     if not kept:
@@ -129,9 +136,11 @@ def _part(
     doctor = None
     if "doctor_ms" in scored and scored["doctor_ms"].notna().all():
         doctor = blind_check.verdict(scored, "doctor_ms").as_json()
+    sizes = blind_check.by_size(scored, blind_check.state_sizes(kept)) if per_size else []
     return part | {
         "cells": json.loads(scored.to_json(orient="records")),
         "verdict": blind_check.verdict(scored).as_json(),
+        "by_size": [{"data_files": n, **v.as_json()} for n, v in sizes],
         "doctor": doctor,
     }
 
@@ -158,7 +167,7 @@ def score(
     measured = [r for r in foreign if r.run_id in foreign_cells]
     return {
         "registration": reg,
-        "states": _part(state_cells, states, model, commit, reg["commit"]),
+        "states": _part(state_cells, states, model, commit, reg["commit"], per_size=True),
         "foreign": _part(foreign_cells, measured, model, commit, reg["commit"]),
     }
 
@@ -207,7 +216,20 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
         f"{pct(blind_check.BIAS, 0)}): {MARK[holds['no_bias']]}",
         f"coverage of the 95% prediction interval: {pct(v['coverage'], 1)} of the scored cells",
         f"result: {result}",
+        *_size_text(part.get("by_size") or []),
         *_doctor_text(part.get("doctor")),
+    ]
+
+
+def _size_text(sizes: list[dict[str, Any]]) -> list[str]:
+    """The same figures per state size, when the set holds more than one."""
+    if len(sizes) < 2:
+        return []
+    return ["per state size (the same figures on its scored cells):"] + [
+        f"  {s['data_files']:,} files: {s['cells']} cells, within {pct(blind_check.WITHIN, 0)} "
+        f"{pct(s['share_within'], 1)}, largest error {pct(s['max_abs_error'], 1)}, median signed error "
+        f"{pct(s['median_signed_error'], 1)}, coverage {pct(s['coverage'], 1)}"
+        for s in sizes
     ]
 
 

@@ -33,7 +33,7 @@ def held_run(
 ) -> Run:
     """A synthetic held-out run (planted costs, its own noise; Iceberg planning `slower` times the
     planted one) with model_inputs.csv as icelab.experiments.model_inputs writes it."""
-    frame, _, windows = synthetic(seed=seed)
+    frame, states, windows = synthetic(seed=seed)
     iceberg = frame["format"] == "iceberg"
     frame.loc[iceberg, "planning_ms"] *= slower
     run_dir = root / "runs" / "costmodel_check" / run_id
@@ -47,6 +47,7 @@ def held_run(
     )
     inputs = windows.merge(matched.reset_index(), on=["dataset", "profile", "window"])
     inputs.to_csv(run_dir / blind_check.INPUTS_FILE, index=False)
+    states.to_csv(run_dir / blind_check.STATES_FILE, index=False)
     (run_dir / "run.json").write_text(json.dumps({"status": "complete"}))
     (run_dir / "env.json").write_text(env(commit))
     experiment = {"task": "metadata_scale", **({"sitting": sitting} if sitting else {})}
@@ -112,6 +113,23 @@ def test_the_runs_of_one_commit_are_kept_and_the_others_named(tmp_path):
     assert blind_check.run_commit(changed) is None
     named, kept, left = blind_check.of_one_commit([*ours, other], "ffff")
     assert named == "f" * 40 and kept == [other] and left == ours
+
+
+def test_the_criterion_per_state_size_shows_where_the_errors_are(tmp_path, model):
+    found = runs(tmp_path, ["a", "b", "b"])
+    sizes = blind_check.state_sizes(found)
+    assert sizes == {"meta_200k-aaaa": 200_000, "meta_1m-bbbb": 1_000_000, "meta_10m-cccc": 10_000_000}
+    scored = blind_check.predicted(blind_check.measured(found), model)
+    # The largest state measured twice as slow as planted: its cells alone are biased low by half.
+    largest = scored["dataset"] == "meta_10m-cccc"
+    scored.loc[largest, "planning_ms"] *= 2
+    per_size = blind_check.by_size(scored, sizes)
+    assert [n for n, _ in per_size] == [200_000, 1_000_000, 10_000_000]
+    assert sum(v.cells for _, v in per_size) == blind_check.verdict(scored).cells
+    assert [v.holds["no_bias"] for _, v in per_size] == [True, True, False]
+    assert per_size[-1][1].median_signed_error < -0.4
+    # A state no states.csv names is left out, not guessed.
+    assert [n for n, _ in blind_check.by_size(scored, {"meta_1m-bbbb": 1_000_000})] == [1_000_000]
 
 
 def test_a_sitting_without_a_label_is_the_runs_date(tmp_path):

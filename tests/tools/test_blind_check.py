@@ -33,11 +33,14 @@ def test_the_check_is_scored_and_printed_with_its_three_figures(tmp_path, capsys
     for line in ("1. within 25%: ", "2. largest error: ", "3. median signed error: ", "coverage of the 95%"):
         assert line in printed
     assert "held-out states (metadata_scale runs):\n" in printed and "result: PASSES" in printed
+    assert "per state size (the same figures on its scored cells):\n  200,000 files: " in printed
     said = f"(doctor_catalogue runs): no complete run under {none} measured a cell yet"
     assert printed.rstrip().endswith(said)
     assert main([*args, "--json", "-"]) == 0
     data = json.loads(capsys.readouterr().out)["states"]
     assert data["verdict"]["passed"] and len(data["runs"]) == 3 and all(c["complete"] for c in data["cells"])
+    assert [s["data_files"] for s in data["by_size"]] == [200_000, 1_000_000, 10_000_000]
+    assert sum(s["cells"] for s in data["by_size"]) == data["verdict"]["cells"]
 
 
 def test_without_held_out_runs_nothing_is_measured_yet(tmp_path, capsys):
