@@ -10,6 +10,10 @@ planning mode. Each cell weighs 1 / planning_ms^2, so the fit minimises relative
 question is "within x% of the measured", and the noise of a planning time grows with it (a 10 ms
 cell and a 100 s cell are equally informative about the per-entry cost, an unweighted fit
 listens to the 100 s cell alone).
+
+statsmodels and scipy are imported where a fit or an interval needs them: together they take
+seconds to import, which every `icelab` command importing this module (`--help`, a one-line error
+for bad input) would pay.
 """
 
 from __future__ import annotations
@@ -21,9 +25,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
-from scipy import stats
-from statsmodels.stats.outliers_influence import variance_inflation_factor
 
 from icelab.analysis.planning_cells import FEATURES, ICEBERG, PARQUET, UNITS, cells
 
@@ -77,6 +78,8 @@ class Fit:
         """Collinearity of the features: the condition number of the design with each column scaled
         to unit length (above about 30 the coefficients trade off against each other), and each
         feature's variance inflation factor (above about 10: it is nearly a mix of the others)."""
+        from statsmodels.stats.outliers_influence import variance_inflation_factor
+
         exog = np.asarray(self.result.model.exog, dtype=float)
         scaled = exog / np.linalg.norm(exog, axis=0)
         singular = np.linalg.svd(scaled, compute_uv=False)
@@ -114,6 +117,8 @@ class Fit:
             # A new cell scatters relatively, as the fit's weights say (weight 1 / mean^2), so its
             # variance is scale x mean^2 (statsmodels' own weights= path rejects some shapes).
             se = np.sqrt(mean_se**2 + self.result.scale * mean**2)
+        from scipy import stats
+
         half = stats.t.ppf(0.5 + level / 2, self.result.df_resid) * se
         out = pd.DataFrame(
             {"predicted_ms": mean, "lo_ms": mean - half, "hi_ms": mean + half},
@@ -164,6 +169,8 @@ def fit(
     Raises:
         ValueError: when no mode of `format` can be fitted.
     """
+    import statsmodels.api as sm
+
     names = tuple(features or FEATURES[format])
     table = cells(frame, states, windows)
     table = table[table["format"] == format]
@@ -193,6 +200,8 @@ def fit_cells(part: pd.DataFrame, format: str, mode: str, features: Sequence[str
     """The weighted least-squares fit of cells already formed (`cells`, one format and mode, no
     missing feature): what `fit` does per mode, and what a stored calibration refits from the
     cells it keeps."""
+    import statsmodels.api as sm
+
     names = tuple(features)
     exog = sm.add_constant(part[list(names)].astype(float), has_constant="add")
     y = part["planning_ms"].astype(float)

@@ -234,3 +234,17 @@ def test_json_carries_the_texts_recommendation(run_data, tmp_path, capsys):
     assert _recommended(text) == rec["target"]
     assert f"{rec['manifests']:,} manifests of {rec['entries_per_manifest']:,.0f} entries" in text
     assert data["assumptions"]["threads"] == THREADS and data["coverage"][0]["set"] == "held_out"
+
+
+def test_help_and_bad_input_load_no_statistics_library():
+    """statsmodels and scipy take seconds to import: the command loads them only to fit."""
+    code = (
+        "import sys; from icelab.tools.main import main; "
+        "main(['costmodel', '--files', 'many'])\n"
+        "print(sorted(m for m in ('statsmodels', 'scipy') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[2]
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+    assert done.stderr.strip().startswith("icelab: error: "), done.stderr
