@@ -216,14 +216,21 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
         f"{pct(blind_check.BIAS, 0)}): {MARK[holds['no_bias']]}",
         f"coverage of the 95% prediction interval: {pct(v['coverage'], 1)} of the scored cells",
         f"result: {result}",
-        *_size_text(part.get("by_size") or []),
+        *_size_text(sizes_shown(part)),
         *_doctor_text(part.get("doctor")),
     ]
 
 
+def sizes_shown(part: dict[str, Any]) -> list[dict[str, Any]]:
+    """The set's figures per state size, when it holds more than one size (one would repeat the
+    set's own figures)."""
+    sizes = part.get("by_size") or []
+    return sizes if len(sizes) > 1 else []
+
+
 def _size_text(sizes: list[dict[str, Any]]) -> list[str]:
-    """The same figures per state size, when the set holds more than one."""
-    if len(sizes) < 2:
+    """The same figures per state size (`sizes_shown`)."""
+    if not sizes:
         return []
     return ["per state size (the same figures on its scored cells):"] + [
         f"  {s['data_files']:,} files: {s['cells']} cells, within {pct(blind_check.WITHIN, 0)} "

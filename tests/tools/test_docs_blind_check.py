@@ -45,7 +45,7 @@ def test_the_result_says_what_the_check_found(tmp_path):
     text = said(results)
     assert "NOT the calibration that commit holds" in text
     assert text.count("): holds") == 3 and "Result: **passes**" in text
-    assert "| state size (data files) | cells scored |" in result(results)
+    assert "| state size (data files) | cells scored |" in text
     assert "| 200,000 | " in text and "| 10,000,000 | " in text
 
 

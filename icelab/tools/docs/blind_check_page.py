@@ -58,7 +58,7 @@ def _part(part: dict[str, Any], what: str) -> dict[str, Any] | None:
         "groups": _groups(pd.DataFrame(part["cells"])),
         "verdict": verdict,
         "holds": verdict["holds"],
-        "by_size": part["by_size"] if len(part.get("by_size") or []) > 1 else [],
+        "by_size": blind_check.sizes_shown(part),
         "doctor": part.get("doctor") if (part.get("doctor") or {}).get("cells") else None,
     }
 
