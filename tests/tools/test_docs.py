@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from icelab.tools.docs import BLOCK, main
+import icelab.tools.docs
+from icelab.tools.docs import BLOCK, main, render
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,9 +79,10 @@ class Edited:
 
 @pytest.fixture(scope="module")
 def edited(tmp_path_factory: pytest.TempPathFactory) -> Edited:
-    """Both edits in one checkout, checked once and rewritten once: each `main` renders every
-    page (about 4 s), and each file's own line in the output says which edit was caught (module
-    alone: 26 s with an edit per checkout, 17.5 s)."""
+    """Both edits in one checkout, checked once and rewritten once, and each file's own line in
+    the output says which edit was caught. The checkout's results are the committed ones, so its
+    blocks are those the committed-docs test wrote in this process (`render` keeps a block while
+    no file under results/reference changes), unless this test runs alone."""
     checkout = copy_checkout(tmp_path_factory.mktemp("edited"))
     edits = {"readme": readme_edit(checkout), "later": later_block_edit(checkout)}
     for path, _, new in edits.values():
@@ -128,3 +130,28 @@ def test_a_number_edited_in_a_later_block_of_a_page_is_caught(edited: Edited) ->
     assert edited.after_check["later"] == new  # --check writes nothing
     assert edited.rewritten == 0
     assert edited.after_rewrite["later"] == text
+
+
+def test_a_block_is_written_again_when_a_file_under_reference_changes(tmp_path: Path, monkeypatch) -> None:
+    """`render` keeps a written block while no file under results/reference changes: a second
+    render asks its generator nothing, a rewritten file is read again, and so is a new one."""
+    results = tmp_path / "results"
+    (results / "reference" / "probe").mkdir(parents=True)
+    source = results / "reference" / "probe" / "figure.txt"
+    source.write_text("12")
+    calls = []
+
+    def probe(at: Path) -> str:
+        calls.append(at)
+        figures = sorted((at / "reference" / "probe").iterdir())
+        return "".join(f"{p.name}: {p.read_text()}\n" for p in figures)
+
+    monkeypatch.setattr(icelab.tools.docs, "blocks", lambda: {"probe": probe})
+    page = "<!-- generated:probe -->\n<!-- /generated:probe -->\n"
+    first = render(page, results, "page.md")
+    assert "figure.txt: 12" in first
+    assert render(page, results, "page.md") == first and len(calls) == 1
+    source.write_text("13")
+    assert "figure.txt: 13" in render(page, results, "page.md") and len(calls) == 2
+    (source.parent / "other.txt").write_text("7")
+    assert "other.txt: 7" in render(page, results, "page.md") and len(calls) == 3

@@ -3,6 +3,7 @@ and, per planted query, flags and intervals covering the planted ratio."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +14,12 @@ from icelab.tools.docs.effects import checks, effect_checks
 from tests.analysis.test_effect_intervals import session
 
 
-@pytest.fixture
-def results(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The comparison tables, computed once for the module (each is a bootstrap per cell)."""
+    root = tmp_path_factory.mktemp("effects")
     rng = np.random.default_rng(7)
-    where = tmp_path / "reference" / "effects"
+    where = root / "reference" / "effects"
     where.mkdir(parents=True)
     compare(session(rng), session(rng)).to_csv(where / "a_vs_a_1.csv", index=False)
     # A session that drifted: what an A against A table must show when it happens.
@@ -36,6 +39,13 @@ def results(tmp_path: Path) -> Path:
         "| `setting_vectorization.csv` | 20261124T000004Z-eeeeee | - | vectorization |\n"
         "| `setting_medium_pruning.csv` | 20261124T000005Z-ffffff | - | pruning | medium |\n"
     )
+    return root
+
+
+@pytest.fixture
+def results(stored: Path, tmp_path: Path) -> Path:
+    """A copy of the stored tables of this test's own, to edit freely."""
+    shutil.copytree(stored / "reference", tmp_path / "reference")
     return tmp_path
 
 
