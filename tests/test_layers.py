@@ -1,4 +1,5 @@
-"""Imports run down the layers only (the order is in pyproject.toml, [tool.importlinter])."""
+"""Imports run down the layers only, and no modules of a package import each other in a circle (the
+contracts are in pyproject.toml, [tool.importlinter])."""
 
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ def test_every_import_runs_down_the_layers() -> None:
         ("charts/style.py", "import pyspark", "charts read stored results only: no Spark BROKEN"),
         ("health/policy.py", "from icelab.charts import style", "layers import only downward BROKEN"),
         ("analysis/stats.py", "import pyspark", "analysis reads stored results only: no Spark BROKEN"),
+        # costmodel imports costmodel_output: an import back, even inside a function, closes a circle.
+        (
+            "tools/costmodel_output.py",
+            "def _verb():\n    from icelab.tools import costmodel",
+            "no import circle among the modules of a package BROKEN",
+        ),
     ],
 )
 def test_a_planted_upward_import_is_caught(tmp_path: Path, module: str, planted: str, contract: str) -> None:

@@ -33,12 +33,11 @@ import pandas as pd
 from icelab.analysis import blind_check, calibration
 from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
 from icelab.analysis.planning_model import Fit
-from icelab.core.errors import UserError
+from icelab.core.errors import OneLineParser, UserError
 from icelab.core.provenance import REPO, git
 from icelab.core.results import write_json
 from icelab.core.runs import Run, find_runs
 from icelab.core.units import pct
-from icelab.tools.costmodel import OneLineParser
 from icelab.tools.costmodel_output import interval_text
 
 PAGE = "docs/costmodel-check.md"

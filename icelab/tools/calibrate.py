@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from icelab.analysis import calibration
-from icelab.core.errors import UserError
+from icelab.core.errors import OneLineParser, UserError
 from icelab.core.provenance import REPO
 from icelab.core.runs import read_run
-from icelab.tools.costmodel import OneLineParser
 
 
 def parser() -> argparse.ArgumentParser:

@@ -36,7 +36,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pandas as pd
 
@@ -54,7 +54,7 @@ from icelab.analysis.planning_cells import FEATURES, ICEBERG, ICEBERG_DEFAULT_MO
 from icelab.analysis.planning_model import INTERVALS, LIMIT, Fit
 from icelab.analysis.planning_runs import locate
 from icelab.core.config import parse_size
-from icelab.core.errors import UserError
+from icelab.core.errors import OneLineParser, UserError
 from icelab.core.results import write_json
 from icelab.tools.costmodel_basis import (
     Basis,
@@ -68,13 +68,6 @@ from icelab.tools.costmodel_basis import (
     run_facts,
 )
 from icelab.tools.costmodel_output import check_json, check_text, prediction_json, prediction_text
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse whose errors are one line and exit 2, like every bad input here."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(message)
 
 
 def parser() -> argparse.ArgumentParser:
