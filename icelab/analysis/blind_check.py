@@ -13,6 +13,13 @@ with changes (not one commit's code).
 A sitting is the run's `experiment.sitting` label when it was given one, else the UTC date of the
 run (its id's first eight characters): runs of one sitting share a machine state, so the spread
 between sittings is what the criterion's median must absorb.
+
+The second registration (docs/costmodel-check-2.md) fits in every run: a run measures the
+calibration ladder before its held-out states, and its held-out cells are predicted by the fit on
+its own ladder cells (`ladder_predicted`), so a prediction and what it predicts share a machine
+and a sitting. The tables other engines wrote are predicted by the fit on the ladder cells of the
+held-out runs of their sitting (`sitting_fits`). A cell's prediction is then the median of its
+runs' predictions, as its measured value is the median of their measurements.
 """
 
 from __future__ import annotations
@@ -24,8 +31,14 @@ from typing import Any
 
 import pandas as pd
 
-from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries, cells
-from icelab.analysis.planning_model import Fit
+from icelab.analysis.planning_cells import (
+    CALIBRATED_FEATURES,
+    ICEBERG,
+    ICEBERG_DEFAULT_MODE,
+    cells,
+    with_busiest,
+)
+from icelab.analysis.planning_model import Fit, fit_cells
 from icelab.analysis.planning_runs import driver_cores, measurements
 from icelab.analysis.shape_catalogue import catalogue
 from icelab.analysis.stored_run import stored
@@ -38,7 +51,12 @@ MIN_RUNS, MIN_SITTINGS = 3, 2
 # the median signed error within BIAS.
 WITHIN, SHARE_WITHIN, NEVER_BEYOND, BIAS = 0.25, 0.95, 0.50, 0.10
 KEYS = ["dataset", "layout", "query_id", "window"]
-INPUTS = ["manifests_read", "entries_read", "largest_manifest_entries", "entries_matched"]
+# What a cell is predicted from, read of the table (`with_busiest` derives the busiest thread's).
+# Every run of a cell must read the same counts (SAME_TABLE); manifest bytes may differ by a few
+# between runs that write a table afresh (paths and ids in its manifests), so a cell takes their
+# median.
+SAME_TABLE = ["manifests_read", "entries_read", "largest_manifest_entries", "entries_matched"]
+INPUTS = [*SAME_TABLE, "manifest_bytes_read"]
 
 
 def sitting(run: Run) -> str:
@@ -113,7 +131,7 @@ def catalogue_cells(run: Run) -> pd.DataFrame:
             "n": w["measured_plans"],
             "planner_threads": threads,
             "doctor_ms": w.get("predicted_ms"),
-            **{c: w[c] for c in INPUTS},
+            **{c: w.get(c) for c in INPUTS},
         }
         for shape in catalogue(run)["shapes"]
         for w in shape.get("now") or []
@@ -144,31 +162,72 @@ def combined(per_run: pd.DataFrame) -> pd.DataFrame:
         ValueError: for runs that read one cell's inputs differently.
     """
     grouped = per_run.groupby(KEYS, sort=True)
-    differ = grouped[INPUTS].nunique().gt(1).any(axis=1)
+    differ = grouped[SAME_TABLE].nunique().gt(1).any(axis=1)
     if differ.any():
         cell = "/".join(map(str, differ[differ].index[0]))
         raise ValueError(f"the runs read different model inputs for {cell}: not the same table")
     doctor = {"doctor_ms": ("doctor_ms", "median")} if "doctor_ms" in per_run else {}
+    # Predicted in each run (the second registration): the median of the runs' predictions.
+    each = {c: (c, "median") for c in ("predicted_ms", "lo_ms", "hi_ms") if c in per_run}
+    each |= {"extrapolated": ("extrapolated", "any")} if "extrapolated" in per_run else {}
     out = grouped.agg(
         planning_ms=("planning_ms", "median"),
         **doctor,
+        **each,
         runs=("run_id", "nunique"),
         sittings=("sitting", "nunique"),
         threads=("planner_threads", "median"),
-        **{c: (c, "first") for c in INPUTS},
+        **{c: (c, "first") for c in SAME_TABLE},
+        manifest_bytes_read=("manifest_bytes_read", "median"),
     ).reset_index()
     out["complete"] = (out["runs"] >= MIN_RUNS) & (out["sittings"] >= MIN_SITTINGS)
+    return out
+
+
+def state_name(dataset: str) -> str:
+    """A state's config name from its label: `meta_36k-c6bd41d82e22` -> `meta_36k`."""
+    return str(dataset).rsplit("-", 1)[0]
+
+
+def ladder_fit(table: pd.DataFrame, ladder: Sequence[str]) -> Fit:
+    """The calibrated form (CALIBRATED_FEATURES) fitted on the cells of `table` (`run_cells`
+    rows, of one run or one sitting's runs) whose state is a rung of `ladder`.
+
+    Raises:
+        ValueError: when the table holds too few ladder cells to fit.
+    """
+    part = table[table["dataset"].map(state_name).isin(ladder)]
+    features = with_busiest(part, part["planner_threads"]).dropna(
+        subset=[*CALIBRATED_FEATURES, "planning_ms"]
+    )
+    if len(features) < len(CALIBRATED_FEATURES) + 2:
+        raise ValueError(
+            f"{len(features)} ladder cells, too few to fit {len(CALIBRATED_FEATURES) + 1} coefficients"
+        )
+    return fit_cells(features.reset_index(drop=True), ICEBERG, ICEBERG_DEFAULT_MODE, CALIBRATED_FEATURES)
+
+
+def ladder_predicted(table: pd.DataFrame, model: Fit) -> pd.DataFrame:
+    """`table` (`run_cells` or `catalogue_cells` rows of one run) with `model`'s prediction of each
+    row: predicted_ms, its 95% interval (lo_ms, hi_ms) and whether it extrapolates."""
+    threads = table["planner_threads"] if "planner_threads" in table else table["threads"]
+    found = model.predict(with_busiest(table, threads).reset_index(drop=True))
+    return table.reset_index(drop=True).join(found[["predicted_ms", "lo_ms", "hi_ms", "extrapolated"]])
+
+
+def scored_each(table: pd.DataFrame) -> pd.DataFrame:
+    """`combined` cells predicted in each run: the signed relative error of the median prediction
+    and whether the median interval covers the measured value."""
+    out = table.reset_index(drop=True)
+    out["rel_error"] = (out["predicted_ms"] - out["planning_ms"]) / out["planning_ms"]
+    out["covered"] = (out["lo_ms"] <= out["planning_ms"]) & (out["planning_ms"] <= out["hi_ms"])
     return out
 
 
 def predicted(table: pd.DataFrame, model: Fit) -> pd.DataFrame:
     """`table` (`measured`) with the fit's prediction, its 95% prediction interval, whether it
     extrapolates, the signed relative error and whether the interval covers the measured value."""
-    features = table.assign(
-        busiest_thread_entries=busiest_thread_entries(
-            table["entries_read"].astype(float), table["largest_manifest_entries"], table["threads"]
-        )
-    )
+    features = with_busiest(table, table["threads"])
     found = model.predict(features.reset_index(drop=True))
     out = table.reset_index(drop=True).join(found[["predicted_ms", "lo_ms", "hi_ms", "extrapolated"]])
     out["rel_error"] = (out["predicted_ms"] - out["planning_ms"]) / out["planning_ms"]

@@ -25,9 +25,10 @@ import numpy as np
 import pandas as pd
 
 from icelab.analysis.manifest_layouts import measured_entry_bytes
-from icelab.analysis.planning_cells import CELL_KEYS, ICEBERG, cells
+from icelab.analysis.planning_cells import CALIBRATED_FEATURES, CELL_KEYS, ICEBERG, cells
 from icelab.analysis.planning_model import Fit, fit_all, fit_cells
 from icelab.analysis.planning_runs import load
+from icelab.core.provenance import git_state
 from icelab.core.results import write_json
 from icelab.core.runs import Run
 
@@ -47,6 +48,7 @@ CELL_COLUMNS = [
     "entries_matched",
     "largest_manifest_entries",
     "busiest_thread_entries",
+    "busiest_thread_kb",
     "manifest_bytes_read",
     "partitions_listed",
     "files_listed",
@@ -158,7 +160,7 @@ def record(run: Run, created: dt.datetime | None = None, wall_s: float | None = 
     where = Where.of_env(env)
     frame, states, windows = load(run)
     notes: list[str] = []
-    fits = fit_all(frame, states=states, windows=windows, notes=notes)
+    fits = fit_all(frame, {ICEBERG: CALIBRATED_FEATURES}, states=states, windows=windows, notes=notes)
     entry_bytes, entry_from = measured_entry_bytes(states)
     table = cells(frame, states, windows)
     return {
@@ -183,6 +185,9 @@ def record(run: Run, created: dt.datetime | None = None, wall_s: float | None = 
             "storage": {k: v for k, v in (env.get("storage") or {}).items() if k in STORAGE_FACTS},
             "versions": env.get("versions"),
             "git": env.get("git"),
+            # The code that fitted it: the run's own (above) when calibrated in one go; another
+            # when a stored run is fitted again (`icelab costmodel calibrate --from`).
+            "fitted_by": git_state(),
             "template": meta.get("dataset"),
             "states": sorted(map(str, table["dataset"].unique())),
             "query": meta.get("query"),

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from icelab.analysis.planning_cells import ENTRY_BYTES, ICEBERG, PARQUET, busiest_thread_entries
+from icelab.analysis.planning_cells import ENTRY_BYTES, ICEBERG, PARQUET, with_busiest
 from icelab.analysis.planning_model import Fit
 from icelab.core.config import parse_size, window_length
 
@@ -163,11 +163,10 @@ def predict_table(
                     "entries_read": entries,
                     "entries_matched": matched,
                     "largest_manifest_entries": largest,
-                    "busiest_thread_entries": busiest_thread_entries(entries, largest, threads),
                     "manifest_bytes_read": entries * entry_bytes,
                 }
             )
-    table = pd.DataFrame(rows)
+    table = with_busiest(pd.DataFrame(rows), threads)
     parts = [table.join(model.predict(table, interval))]
     for mode, listing in (parquet or {}).items():
         wds = [window_days(name, days) for name in windows]

@@ -8,6 +8,13 @@ those of the busiest thread: `busiest_thread_entries = max(entries_read / thread
 largest manifest read)`. A window on many small manifests spreads over every thread; a window that
 falls in one large rewritten manifest waits for one thread (a thread dump of the 10M state's 1h
 plan, docs/metadata-scale.md). `threads` is the driver's cores from the run's env.json.
+
+Reading an entry costs more the more bytes it has (Avro decodes every column's statistics, and a
+wide schema carries them for tens of columns): `busiest_thread_kb` is the busiest thread's entries
+at the bytes per entry of the manifests the window reads. The calibrated model
+(`CALIBRATED_FEATURES`, icelab.analysis.calibration) has both terms, a cost per entry and a cost
+per byte, and is fitted on a ladder of wide and narrow entries that tells them apart; on states of
+one schema the two are collinear, so the model fitted on icelab's own states keeps entries only.
 """
 
 from __future__ import annotations
@@ -30,6 +37,13 @@ FEATURES: dict[str, tuple[str, ...]] = {
     ICEBERG: ("manifests_read", "busiest_thread_entries", "entries_matched"),
     PARQUET: ("partitions_listed", "files_listed"),
 }
+# The calibrated model's form (the second registration, docs/costmodel-check-2.md).
+CALIBRATED_FEATURES: tuple[str, ...] = (
+    "manifests_read",
+    "busiest_thread_entries",
+    "busiest_thread_kb",
+    "entries_matched",
+)
 OPTIONAL_FEATURES = ("manifest_bytes_read",)
 # How each coefficient is shown: its unit, and the factor from the fitted ms per one.
 UNITS: dict[str, tuple[str, float]] = {
@@ -37,6 +51,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "manifests_read": ("ms per manifest", 1.0),
     "entries_read": ("ms per 1,000 entries", 1e3),
     "busiest_thread_entries": ("ms per 1,000 entries on the busiest thread", 1e3),
+    "busiest_thread_kb": ("ms per MB on the busiest thread", 1e3),
     "entries_matched": ("ms per 1,000 entries matched", 1e3),
     "manifest_bytes_read": ("ms per MB of manifests", 1e6),
     "partitions_listed": ("ms per partition", 1.0),
@@ -131,9 +146,7 @@ def cells(
                 listed = pd.Series(keyed[column].reindex(at).to_numpy(float), index=out.index)
                 out.loc[iceberg, column] = out.loc[iceberg, column].fillna(listed[iceberg])
     out["largest_manifest_entries"] = out["largest_manifest_entries"].fillna(largest_read(out))
-    out["busiest_thread_entries"] = busiest_thread_entries(
-        out["entries_read"], out["largest_manifest_entries"], out["planner_threads"]
-    )
+    out = with_busiest(out, out["planner_threads"])
     out["data_files"] = data_files(out, states)
     order = ["format", "mode", "data_files", "dataset", "layout", "query_id", "window_hours"]
     return out.sort_values(order, kind="stable").reset_index(drop=True)
@@ -144,6 +157,31 @@ def busiest_thread_entries(entries_read: Any, largest_manifest_entries: Any, thr
     over `threads`, but never fewer than the largest manifest read, which one thread reads alone.
     Numbers or aligned Series alike."""
     return np.maximum(entries_read / threads, largest_manifest_entries)
+
+
+def busiest_thread_kb(busiest_entries: Any, manifest_bytes_read: Any, entries_read: Any) -> Any:
+    """The KB the busiest planning thread reads: its entries at the bytes per entry of the
+    manifests read (manifest_bytes_read / entries_read), 0 where nothing is read. Where the bytes
+    are unknown (runs whose windows.csv does not record them, such as the real-data reference
+    runs), at ENTRY_BYTES per entry, as `largest_read` takes them."""
+    busiest = np.asarray(busiest_entries, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_entry = np.asarray(manifest_bytes_read, dtype=float) / np.asarray(entries_read, dtype=float)
+    per_entry = np.where(np.isfinite(per_entry), per_entry, ENTRY_BYTES)
+    return np.where(busiest == 0, 0.0, busiest * per_entry / 1e3)
+
+
+def with_busiest(reads: pd.DataFrame, threads: Any) -> pd.DataFrame:
+    """`reads` (manifests_read, entries_read, largest_manifest_entries, entries_matched,
+    manifest_bytes_read) with the busiest thread's entries and KB, on `threads` planning threads
+    (a number or a Series aligned with `reads`): what every prediction and fit derives alike."""
+    entries = reads["entries_read"].astype(float)
+    busiest = busiest_thread_entries(entries, reads["largest_manifest_entries"].astype(float), threads)
+    found = reads.get("manifest_bytes_read", np.nan)
+    kb = busiest_thread_kb(busiest, found, entries)
+    return reads.assign(
+        busiest_thread_entries=busiest, busiest_thread_kb=pd.Series(kb, index=reads.index, dtype=float)
+    )
 
 
 def largest_read(table: pd.DataFrame) -> pd.Series:

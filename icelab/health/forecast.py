@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, busiest_thread_entries
+from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, with_busiest
 from icelab.analysis.planning_model import LEVEL, Fit, fit
 from icelab.analysis.planning_runs import load, locate
 from icelab.core.contract import MEASUREMENTS
@@ -56,7 +56,7 @@ class PlanningModel:
     def predict(self, reads: pd.DataFrame) -> pd.DataFrame:
         """predicted_ms, lo_ms, hi_ms (95% prediction interval) and extrapolated (an input outside
         the fitted range) for each row of `reads` (columns READS; index kept)."""
-        return self.fit.predict(reads.assign(busiest_thread_entries=self._busiest(reads)))
+        return self.fit.predict(with_busiest(reads, self.threads))
 
     def predictions(self, reads: Sequence[dict[str, float]]) -> list[dict[str, Any]]:
         """For each window's reads (keys READS): ms predicted, range_ms (its 95% prediction
@@ -83,9 +83,7 @@ class PlanningModel:
         if not now:
             return []
         frames = [pd.DataFrame(list(r), columns=list(READS)) for r in (now, after)]
-        exog = [
-            self.fit.design(f.assign(busiest_thread_entries=self._busiest(f))).to_numpy(float) for f in frames
-        ]
+        exog = [self.fit.design(with_busiest(f, self.threads)).to_numpy(float) for f in frames]
         diff = exog[0] - exog[1]
         result = self.fit.result
         gain = diff @ np.asarray(result.params, dtype=float)
@@ -96,11 +94,6 @@ class PlanningModel:
             {"gain_ms": round(float(g), 1), "error_ms": round(float(h), 1)}
             for g, h in zip(gain, half, strict=True)
         ]
-
-    def _busiest(self, reads: pd.DataFrame) -> pd.Series:
-        return busiest_thread_entries(
-            reads["entries_read"].astype(float), reads["largest_manifest_entries"], self.threads
-        )
 
     def describe(self) -> str:
         """One line: which fit, on which run."""

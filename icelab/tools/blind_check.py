@@ -4,6 +4,11 @@
     icelab costmodel blind                                  # results/reference/costmodel-check
     icelab costmodel blind --runs results/runs --json -     # other runs; JSON on stdout
     icelab costmodel blind --foreign results/runs/doctor_catalogue   # other foreign-table runs
+    icelab costmodel blind --registration 1                 # the first registration's check
+
+Each registration (`REGISTRATIONS`) is a page whose adding commit registers a model, its
+calibration and its held-out data: the second registered the calibrated model's second form
+(docs/costmodel-check-2.md) after the first (docs/costmodel-check.md) failed; both stay scored.
 
 It predicts each held-out cell with the registered calibration from the cell's own model inputs
 (the run's model_inputs.csv: measure with `experiment.model_inputs=true`), and prints per cell the
@@ -25,6 +30,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +46,50 @@ from icelab.core.runs import Run, find_runs
 from icelab.core.units import pct
 from icelab.tools.costmodel_output import interval_text
 
-PAGE = "docs/costmodel-check.md"
-REGISTERED = Path("results") / calibration.SHIPPED / "local-local-0ms.json"
-RUNS = Path("results") / "reference" / "costmodel-check"
 CATALOGUE = "doctor_catalogue"
-# The experiment that measures the held-out states: a results directory holds other runs too
-# (icelab's own metadata_scale states are fitting data, never held out).
-HELD_OUT = "costmodel_check"
-# The reference set: its doctor_catalogue runs sit one level down, in results/reference/doctor_catalogue.
-FOREIGN = Path("results") / "reference"
+SHIPPED = Path("results") / calibration.SHIPPED
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One pre-registered blind check: the page whose adding commit registers it, the calibration
+    it predicts with, and where its held-out runs are kept."""
+
+    number: int
+    page: str  # the commit that added it registered the check
+    calibration: Path  # the registered calibration, byte for byte as that commit holds it
+    registered_as: Path  # the calibration's path in the registering commit
+    runs: Path  # its held-out runs (experiment `held_out`)
+    held_out: str  # the experiment that measures its held-out states
+    foreign: Path  # its doctor_catalogue runs (tables other engines wrote)
+    # The states each held-out run measures first and is predicted by a fit on (the second
+    # registration); empty: every run is predicted by the registered calibration itself.
+    ladder: tuple[str, ...] = ()
+
+
+REGISTRATIONS: dict[int, Registration] = {
+    # The first: its calibration was replaced by the second's, and is kept, unchanged, beside it.
+    1: Registration(
+        1,
+        "docs/costmodel-check.md",
+        SHIPPED / "registered" / "1-local-local-0ms.json",
+        SHIPPED / "local-local-0ms.json",
+        Path("results") / "reference" / "costmodel-check",
+        "costmodel_check",
+        Path("results") / "reference",  # its doctor_catalogue runs: results/reference/doctor_catalogue
+    ),
+    2: Registration(
+        2,
+        "docs/costmodel-check-2.md",
+        SHIPPED / "local-local-0ms.json",
+        SHIPPED / "local-local-0ms.json",
+        Path("results") / "reference" / "costmodel-check-2",
+        "costmodel_check_2",
+        Path("results") / "reference" / "costmodel-check-2",
+        ("meta_36k", "meta_200k", "cal_narrow_200k", "cal_1m", "cal_small"),
+    ),
+}
+NEWEST = max(REGISTRATIONS)
 
 
 ABOUT = "Score the cost model's pre-registered blind check on the held-out runs (exit 2: bad input)."
@@ -57,18 +98,21 @@ ABOUT = "Score the cost model's pre-registered blind check on the held-out runs 
 def parser() -> argparse.ArgumentParser:
     """The command's arguments."""
     p = OneLineParser(prog="icelab costmodel blind", description=ABOUT)
-    p.add_argument("--runs", type=Path, default=RUNS, help="the held-out runs (default %(default)s)")
     p.add_argument(
-        "--foreign",
-        type=Path,
-        default=FOREIGN,
-        help="where the doctor_catalogue runs are (default %(default)s)",
+        "--registration",
+        type=int,
+        choices=sorted(REGISTRATIONS),
+        default=NEWEST,
+        help="which registered check (default %(default)s, the newest)",
+    )
+    p.add_argument("--runs", type=Path, help="the held-out runs (default: the registration's)")
+    p.add_argument(
+        "--foreign", type=Path, help="where the doctor_catalogue runs are (default: the registration's)"
     )
     p.add_argument(
         "--calibration",
         type=Path,
-        default=REGISTERED,
-        help="the calibration to predict with (default: the registered one, %(default)s)",
+        help="the calibration to predict with (default: the registered one)",
     )
     p.add_argument(
         "--commit",
@@ -80,12 +124,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def registration(path: Path) -> dict[str, Any]:
-    """The commit that registered the check, and whether `path` is the calibration it registered
-    (byte for byte as committed then: the same git blob)."""
-    commit = git(REPO, "log", "--diff-filter=A", "--format=%h %cI", "--", PAGE) or None
-    registered = commit and git(REPO, "rev-parse", f"{commit.split()[0]}:{REGISTERED.as_posix()}")
+def registration(path: Path, reg: Registration) -> dict[str, Any]:
+    """The commit that registered the check `reg`, and whether `path` is the calibration it
+    registered (byte for byte as committed then: the same git blob)."""
+    commit = git(REPO, "log", "--diff-filter=A", "--format=%h %cI", "--", reg.page) or None
+    registered = commit and git(REPO, "rev-parse", f"{commit.split()[0]}:{reg.registered_as.as_posix()}")
     return {
+        "number": reg.number,
+        "page": reg.page,
         "commit": commit,
         "calibration": str(path),
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -104,14 +150,15 @@ def after_registration(commit: str | None, registered: str | None) -> bool:
 def _part(
     cells_of: dict[str, pd.DataFrame],
     runs: list[Run],
-    model: Fit,
+    model: Fit | None,
     commit: str | None,
     registered: str | None,
     per_size: bool = False,
 ) -> dict[str, Any]:
     """One set of held-out cells scored on the runs of one commit (`blind_check.of_one_commit`,
     measured after the registration): its runs, cells and verdict, as plain values; with
-    `per_size`, the verdict per state size too (from the runs' states.csv)."""
+    `per_size`, the verdict per state size too (from the runs' states.csv). `model` predicts
+    the cells; None: each run's cells carry their own prediction (a ladder registration)."""
     chosen, kept, left_out = blind_check.of_one_commit(runs, commit)
     part: dict[str, Any] = {
         "commit": chosen,
@@ -131,7 +178,7 @@ def _part(
         raise UserError(str(exc)) from None
     if not part["after_registration"]:
         table["complete"] = False  # measured before the check was registered: not blind, not scored
-    scored = blind_check.predicted(table, model)
+    scored = blind_check.predicted(table, model) if model is not None else blind_check.scored_each(table)
     doctor = None
     if "doctor_ms" in scored and scored["doctor_ms"].notna().all():
         doctor = blind_check.verdict(scored, "doctor_ms").as_json()
@@ -145,30 +192,89 @@ def _part(
 
 
 def score(
-    runs_dir: Path, foreign_dir: Path, calibration_path: Path, commit: str | None = None
+    runs_dir: Path,
+    foreign_dir: Path,
+    calibration_path: Path,
+    commit: str | None = None,
+    reg: Registration = REGISTRATIONS[NEWEST],
 ) -> dict[str, Any]:
-    """The scored cells and the verdict of each set (icelab's held-out states; tables other
-    engines wrote), each on the runs of one commit (`commit`, else the one most of its runs
-    measured), as plain values.
+    """The scored cells and the verdict of each set of the registered check `reg` (icelab's
+    held-out states; tables other engines wrote), each on the runs of one commit (`commit`, else
+    the one most of its runs measured), as plain values.
 
     Raises:
         UserError: for a calibration that cannot be read, or runs that cannot be scored.
     """
     try:
-        model = calibration.iceberg_fit(calibration.read(calibration_path), ICEBERG_DEFAULT_MODE)
-        states = [r for r in find_runs(runs_dir) if r.complete and r.experiment == HELD_OUT]
+        registered = calibration.read(calibration_path)
+        model = calibration.iceberg_fit(registered, ICEBERG_DEFAULT_MODE)
+        states = [r for r in find_runs(runs_dir) if r.complete and r.experiment == reg.held_out]
         state_cells = {r.run_id: blind_check.run_cells(r) for r in states}
         foreign = [r for r in find_runs(foreign_dir) if r.complete and r.task == CATALOGUE]
         foreign_cells = {r.run_id: c for r in foreign if not (c := blind_check.catalogue_cells(r)).empty}
+        other_ladder: list[Run] = []
+        if reg.ladder:
+            model = None
+            state_cells, foreign_cells = _fitted_each(
+                reg.ladder,
+                set(registered.provenance.get("states") or ()),
+                states,
+                state_cells,
+                foreign,
+                foreign_cells,
+            )
+            other_ladder = [r for r in states if r.run_id not in state_cells]
+            states = [r for r in states if r.run_id in state_cells]
     except (ValueError, OSError) as exc:
         raise UserError(str(exc)) from None
-    reg = registration(calibration_path)
+    found = registration(calibration_path, reg)
     measured = [r for r in foreign if r.run_id in foreign_cells]
+    held = _part(state_cells, states, model, commit, found["commit"], per_size=True)
+    held["left_out"] += [
+        {"run": r.run_id, "commit": blind_check.run_commit(r), "ladder": False} for r in other_ladder
+    ]
     return {
-        "registration": reg,
-        "states": _part(state_cells, states, model, commit, reg["commit"], per_size=True),
-        "foreign": _part(foreign_cells, measured, model, commit, reg["commit"]),
+        "registration": found,
+        "states": held,
+        "foreign": _part(foreign_cells, measured, model, commit, found["commit"]),
     }
+
+
+def _fitted_each(
+    ladder: Sequence[str],
+    registered_states: set[str],
+    states: list[Run],
+    state_cells: dict[str, pd.DataFrame],
+    foreign: list[Run],
+    foreign_cells: dict[str, pd.DataFrame],
+) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
+    """A ladder registration's cells, each predicted in its own run: a held-out run's by the fit
+    on its own ladder cells, a catalogue run's by the fit on the ladder cells of its sitting's
+    held-out runs. A held-out run whose ladder is not the registered calibration's states (by
+    hash) is not scored; a catalogue run of a sitting with no held-out run has no prediction.
+
+    Returns:
+        The held-out runs' predicted held-out cells (of the runs kept), and the catalogue runs'
+        predicted cells (those of a sitting with a fit).
+    """
+    held, of_sitting = {}, {}
+    for run in states:
+        table = state_cells[run.run_id]
+        rung = table["dataset"].map(blind_check.state_name).isin(ladder)
+        if set(table.loc[rung, "dataset"]) != registered_states:
+            continue
+        held[run.run_id] = blind_check.ladder_predicted(table[~rung], blind_check.ladder_fit(table, ladder))
+        of_sitting.setdefault(blind_check.sitting(run), []).append(table[rung])
+    fits = {
+        s: blind_check.ladder_fit(pd.concat(parts, ignore_index=True), ladder)
+        for s, parts in of_sitting.items()
+    }
+    paired = {
+        r.run_id: blind_check.ladder_predicted(foreign_cells[r.run_id], fits[blind_check.sitting(r)])
+        for r in foreign
+        if r.run_id in foreign_cells and blind_check.sitting(r) in fits
+    }
+    return held, paired
 
 
 MARK = {True: "holds", False: "fails"}
@@ -176,8 +282,14 @@ MARK = {True: "holds", False: "fails"}
 
 def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
     """One set's cells, then its three figures and coverage."""
-    left = [f"{r['run']} ({(r['commit'] or 'changed work tree')[:7]})" for r in part["left_out"]]
+    left = [
+        f"{r['run']} ({(r['commit'] or 'changed work tree')[:7]})"
+        for r in part["left_out"]
+        if "ladder" not in r
+    ]
     left_text = [f"left out, not of commit {(part['commit'] or '?')[:7]}: {', '.join(left)}"] if left else []
+    other = [r["run"] for r in part["left_out"] if "ladder" in r]
+    left_text += [f"left out, its ladder not the registered states: {', '.join(other)}"] if other else []
     if not part["runs"]:
         return [f"{what}: no complete run under {where} measured a cell yet", *left_text]
     cells = pd.DataFrame(part["cells"])
@@ -258,7 +370,8 @@ def text(result: dict[str, Any], runs_dir: Path, foreign_dir: Path) -> str:
     """The console view."""
     reg = result["registration"]
     head = (
-        f"blind check registered by {reg['commit'] or 'an unknown commit (no git)'} ({PAGE}); predicted with "
+        f"blind check {reg['number']} registered by {reg['commit'] or 'an unknown commit (no git)'} "
+        f"({reg['page']}); predicted with "
         f"{reg['calibration']}"
         + ("" if reg["as_registered"] else " -- NOT the registered calibration: not the registered check")
     )
@@ -276,9 +389,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Score and print; 0, or 2 after one line on stderr for bad input."""
     try:
         args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        reg = REGISTRATIONS[args.registration]
+        args.runs = args.runs or reg.runs
+        args.foreign = args.foreign or reg.foreign
+        args.calibration = args.calibration or reg.calibration
         if not args.calibration.is_file():
             raise UserError(f"{args.calibration}: no such calibration file")
-        result = score(args.runs, args.foreign, args.calibration, args.commit)
+        result = score(args.runs, args.foreign, args.calibration, args.commit, reg)
     except UserError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2

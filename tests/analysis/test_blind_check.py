@@ -29,10 +29,17 @@ def env(commit: str | None = HEAD, dirty: bool = False) -> str:
 
 
 def held_run(
-    root: Path, run_id: str, sitting: str | None, seed: int, slower: float = 1.0, commit: str | None = HEAD
+    root: Path,
+    run_id: str,
+    sitting: str | None,
+    seed: int,
+    slower: float = 1.0,
+    commit: str | None = HEAD,
+    narrow: str | None = None,
 ) -> Run:
     """A synthetic held-out run (planted costs, its own noise; Iceberg planning `slower` times the
-    planted one) with model_inputs.csv as icelab.experiments.model_inputs writes it."""
+    planted one) with model_inputs.csv as icelab.experiments.model_inputs writes it. The state
+    `narrow` (a dataset label) has entries of a sixth of the bytes (its planted cost the same)."""
     frame, states, windows = synthetic(seed=seed)
     iceberg = frame["format"] == "iceberg"
     frame.loc[iceberg, "planning_ms"] *= slower
@@ -46,6 +53,8 @@ def held_run(
         .rename("entries_matched")
     )
     inputs = windows.merge(matched.reset_index(), on=["dataset", "profile", "window"])
+    small = inputs["dataset"] == narrow
+    inputs.loc[small, "manifest_bytes_read"] = (inputs.loc[small, "manifest_bytes_read"] / 6).round()
     inputs.to_csv(run_dir / blind_check.INPUTS_FILE, index=False)
     states.to_csv(run_dir / blind_check.STATES_FILE, index=False)
     (run_dir / "run.json").write_text(json.dumps({"status": "complete"}))
@@ -164,6 +173,7 @@ def catalogue_run(root: Path, run_id: str, sitting: str, slower: float) -> Run:
         "entries_read": 600,
         "largest_manifest_entries": 50,
         "entries_matched": 20,
+        "manifest_bytes_read": 600 * 278,
     }
     now = [
         {"window": "1d", **inputs, "predicted_ms": 30.0, "measured_ms": 40.0 * slower, "measured_plans": 5},

@@ -14,6 +14,7 @@ import pytest
 
 from icelab.analysis import calibration
 from icelab.analysis.calibration import Where
+from icelab.analysis.planning_cells import CALIBRATED_FEATURES
 from icelab.analysis.planning_model import fit_all
 from icelab.core.runs import Run, read_run
 from tests.analysis.test_planning_model import THREADS, synthetic
@@ -68,7 +69,8 @@ def test_a_calibration_read_back_is_the_runs_fit(tmp_path):
     from icelab.analysis.planning_runs import load
 
     frame, states, windows = load(run)
-    expected = fit_all(frame, states=states, windows=windows)
+    # A calibration fits the calibrated form: a cost per KB read beside the cost per entry.
+    expected = fit_all(frame, {"iceberg": CALIBRATED_FEATURES}, states=states, windows=windows)
     assert set(found.fits) == set(expected)
     for key, model in expected.items():
         np.testing.assert_allclose(found.fits[key].result.params, model.result.params, rtol=1e-9)
@@ -84,7 +86,9 @@ def test_a_calibration_read_back_is_the_runs_fit(tmp_path):
     data = json.loads(path.read_text())
     local = next(f for f in data["fits"] if (f["format"], f["mode"]) == ("iceberg", "local"))
     assert local["fitted_range"]["data_files"] == [200_000.0, 10_000_000.0]
-    assert len(local["covariance"]) == 4 and data["provenance"]["machine"]["cores"] == THREADS
+    assert local["features"] == list(CALIBRATED_FEATURES) and len(local["covariance"]) == 5
+    assert data["provenance"]["machine"]["cores"] == THREADS
+    assert set(data["provenance"]["fitted_by"]) == {"commit", "dirty"}
     assert (
         data["provenance"]["git"]["commit"] == COMMIT
         and data["provenance"]["template"] == "tiny-0123456789ab"

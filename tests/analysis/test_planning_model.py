@@ -378,3 +378,44 @@ def test_the_same_cell_in_separate_runs_shows_how_far_apart_they_are():
     assert set(planning_model.repeat_spread({"a": first, "b": recut})["layout"]) == set(TARGETS) - {
         "rewrite_8mb"
     } | {"parquet"}
+
+
+def test_a_cost_per_kb_is_told_apart_from_a_cost_per_entry_on_wide_and_narrow_entries():
+    """The calibrated form (CALIBRATED_FEATURES): on cells of wide (700 B) and narrow (110 B)
+    entries, the fit recovers a planted cost per entry and per KB on the busiest thread, whose
+    bytes `with_busiest` takes from the manifests read. The first form, without the KB term,
+    fitted on the wide cells alone, over-predicts the narrow ones by far."""
+    rng = np.random.default_rng(5)
+    planted_costs = {"const": 30.0, "manifests_read": 2.0, "busiest_thread_entries": 0.006}
+    planted_costs |= {"busiest_thread_kb": 0.03, "entries_matched": 0.003}
+    rows = []
+    for entry_bytes in (700.0, 110.0):
+        for entries, manifests, largest in [(600, 20, 30), (36_000, 200, 180), (200_000, 379, 528)]:
+            for share in (0.005, 0.1, 0.5, 1.0):
+                for rewritten in (False, True):
+                    read = max(int(entries * share), 1) if rewritten else entries
+                    biggest = min(read, 11_000) if rewritten else largest
+                    rows.append(
+                        {
+                            "manifests_read": max(1, read // biggest) if rewritten else manifests,
+                            "entries_read": read,
+                            "largest_manifest_entries": biggest,
+                            "entries_matched": max(int(entries * share), 1),
+                            "manifest_bytes_read": read * entry_bytes,
+                            "entry_bytes": entry_bytes,
+                        }
+                    )
+    table = planning_cells.with_busiest(pd.DataFrame(rows), 2)
+    truth = planted_costs["const"] + sum(table[k] * v for k, v in planted_costs.items() if k != "const")
+    table["planning_ms"] = truth * (1 + rng.normal(0.0, 0.01, len(table)))
+    model = planning_model.fit_cells(table, "iceberg", "local", planning_cells.CALIBRATED_FEATURES)
+    for term, value in planted_costs.items():
+        assert model.coefficient(term) == pytest.approx(value, rel=0.1), term
+    wide, narrow = table[table["entry_bytes"] == 700.0], table[table["entry_bytes"] == 110.0]
+    first = planning_model.fit_cells(
+        wide.reset_index(drop=True), "iceberg", "local", planning_cells.FEATURES["iceberg"]
+    )
+    over = (first.predict(narrow)["predicted_ms"] - narrow["planning_ms"]) / narrow["planning_ms"]
+    assert over.max() > 0.5
+    calibrated = model.predict(narrow)["predicted_ms"]
+    assert ((calibrated - narrow["planning_ms"]).abs() / narrow["planning_ms"]).max() < 0.05

@@ -4,7 +4,11 @@ without held-out runs says that nothing is measured yet (no Spark)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+
+import pandas as pd
+import pytest
 
 from icelab.core.provenance import REPO
 from icelab.tools import blind_check
@@ -12,20 +16,35 @@ from icelab.tools.costmodel import main
 from tests.analysis.test_blind_check import LOCAL, catalogue_run, held_run, runs
 from tests.analysis.test_calibration import made
 
+FIRST = blind_check.REGISTRATIONS[1]
 
-def test_the_committed_calibration_is_the_one_the_registration_committed(tmp_path):
-    found = blind_check.registration(REPO / blind_check.REGISTERED)
-    assert found["commit"] and found["as_registered"]
+
+@pytest.mark.parametrize("number", sorted(blind_check.REGISTRATIONS))
+def test_each_committed_calibration_is_the_one_its_registration_committed(tmp_path, number):
+    """The first registration's calibration was moved when the second replaced it: still the
+    same bytes as its registering commit holds at its old path."""
+    reg = blind_check.REGISTRATIONS[number]
+    found = blind_check.registration(REPO / reg.calibration, reg)
+    assert found["commit"] and found["as_registered"] and found["page"] == reg.page
     edited = tmp_path / "local-local-0ms.json"
-    edited.write_bytes((REPO / blind_check.REGISTERED).read_bytes() + b" ")
-    assert not blind_check.registration(edited)["as_registered"]
+    edited.write_bytes((REPO / reg.calibration).read_bytes() + b" ")
+    assert not blind_check.registration(edited, reg)["as_registered"]
+
+
+def test_the_registrations_are_of_different_commits_calibrations_and_runs():
+    first, second = blind_check.REGISTRATIONS[1], blind_check.REGISTRATIONS[2]
+    assert blind_check.NEWEST == 2
+    assert (REPO / first.calibration).read_bytes() != (REPO / second.calibration).read_bytes()
+    assert first.runs != second.runs and first.held_out != second.held_out
+    assert first.foreign != second.foreign
 
 
 def test_the_check_is_scored_and_printed_with_its_three_figures(tmp_path, capsys):
     runs(tmp_path / "held", ["a", "b", "b"])
     calibration = made(tmp_path, LOCAL)
     none = str(tmp_path / "none")
-    args = ["blind", "--runs", str(tmp_path / "held"), "--foreign", none, "--calibration", str(calibration)]
+    args = ["blind", "--registration", "1", "--runs", str(tmp_path / "held"), "--foreign", none]
+    args += ["--calibration", str(calibration)]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "NOT the registered calibration" in printed
@@ -44,7 +63,7 @@ def test_the_check_is_scored_and_printed_with_its_three_figures(tmp_path, capsys
 
 
 def test_without_held_out_runs_nothing_is_measured_yet(tmp_path, capsys):
-    assert main(["blind", "--runs", str(tmp_path), "--foreign", str(tmp_path)]) == 0
+    assert main(["blind", "--registration", "1", "--runs", str(tmp_path), "--foreign", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     assert f"(metadata_scale runs): no complete run under {tmp_path} measured a cell yet" in printed
     assert "NOT the registered" not in printed
@@ -70,7 +89,22 @@ def test_only_the_held_out_experiments_runs_are_scored_in_a_directory_of_every_r
     held = str(tmp_path / "runs")
     calibration = str(made(tmp_path, LOCAL))
     assert (
-        main(["blind", "--runs", held, "--foreign", held, "--calibration", calibration, "--json", "-"]) == 0
+        main(
+            [
+                "blind",
+                "--registration",
+                "1",
+                "--runs",
+                held,
+                "--foreign",
+                held,
+                "--calibration",
+                calibration,
+                "--json",
+                "-",
+            ]
+        )
+        == 0
     )
     found = json.loads(capsys.readouterr().out)
     assert len(found["states"]["runs"]) == 3 and found["foreign"]["runs"] == []
@@ -78,12 +112,19 @@ def test_only_the_held_out_experiments_runs_are_scored_in_a_directory_of_every_r
 
 def test_runs_of_a_commit_before_the_registration_are_not_scored(tmp_path, capsys):
     """The registering commit's parent did not hold the registration: its runs were not blind."""
-    before = blind_check.git(
-        REPO, "rev-parse", f"{blind_check.registration(REPO / blind_check.REGISTERED)['commit'].split()[0]}^"
-    )
+    registered = blind_check.registration(REPO / FIRST.calibration, FIRST)["commit"].split()[0]
+    before = blind_check.git(REPO, "rev-parse", f"{registered}^")
     runs(tmp_path / "held", ["a", "b", "b"], commit=before)
     calibration = str(made(tmp_path, LOCAL))
-    args = ["blind", "--runs", str(tmp_path / "held"), "--foreign", str(tmp_path / "none")]
+    args = [
+        "blind",
+        "--registration",
+        "1",
+        "--runs",
+        str(tmp_path / "held"),
+        "--foreign",
+        str(tmp_path / "none"),
+    ]
     assert main([*args, "--calibration", calibration]) == 0
     printed = capsys.readouterr().out
     assert f"commit {before[:7]} (NOT after the registration" in printed
@@ -94,7 +135,15 @@ def test_only_the_runs_of_one_commit_are_scored_and_the_others_named(tmp_path, c
     runs(tmp_path / "held", ["a", "b", "b"])
     held_run(tmp_path / "held", "20261129T000000Z-fffff1", "c", seed=3, commit="f" * 40)
     calibration = str(made(tmp_path, LOCAL))
-    args = ["blind", "--runs", str(tmp_path / "held"), "--foreign", str(tmp_path / "none")]
+    args = [
+        "blind",
+        "--registration",
+        "1",
+        "--runs",
+        str(tmp_path / "held"),
+        "--foreign",
+        str(tmp_path / "none"),
+    ]
     assert main([*args, "--calibration", calibration, "--json", "-"]) == 0
     states = json.loads(capsys.readouterr().out)["states"]
     assert len(states["runs"]) == 3 and states["left_out"] == [
@@ -109,10 +158,58 @@ def test_the_doctors_own_prediction_of_foreign_tables_is_judged_beside(tmp_path,
     for i, (sitting, slower) in enumerate([("a", 1.0), ("b", 1.5), ("b", 1.2)]):
         catalogue_run(tmp_path / "foreign", f"2026112{i}T000000Z-abcde{i}", sitting, slower)
     calibration = str(made(tmp_path, LOCAL))
-    args = ["blind", "--runs", str(tmp_path / "none"), "--foreign", str(tmp_path / "foreign")]
+    args = [
+        "blind",
+        "--registration",
+        "1",
+        "--runs",
+        str(tmp_path / "none"),
+        "--foreign",
+        str(tmp_path / "foreign"),
+    ]
     assert main([*args, "--calibration", calibration]) == 0
     said = "the doctor's own predicted now (its model at the time), same 2 cells: within 25% 50.0% (fails)"
     assert said in capsys.readouterr().out
     assert main([*args, "--calibration", calibration, "--json", "-"]) == 0
     doctor = json.loads(capsys.readouterr().out)["foreign"]["doctor"]
     assert doctor["cells"] == 2 and doctor["max_abs_error"] == 0.375 and not doctor["passed"]
+
+
+def test_a_ladder_registration_predicts_each_run_from_its_own_ladder(tmp_path, capsys, monkeypatch):
+    """The second registration's way: each run is fitted on its own ladder states, so two runs on
+    a machine 1.6 times slower are predicted as well as the first; the calibration committed
+    beforehand (measured at the first machine's speed) misses them all by the same bias. A run
+    whose ladder is not the registered states is not scored."""
+    root = tmp_path / "held"
+    for i, (sitting, slower) in enumerate([("a", 1.0), ("b", 1.6), ("b", 1.6)]):
+        run_id = f"2026112{i}T000000Z-abcde{i}"
+        held_run(root, run_id, sitting, seed=11 + i, slower=slower, narrow="meta_1m-bbbb")
+    other = held_run(root, "20261129T000000Z-abcdef", "b", seed=20, narrow="meta_1m-bbbb")
+    table = other.path / blind_check.blind_check.INPUTS_FILE
+    table.write_text(table.read_text().replace("meta_200k-aaaa", "meta_200k-zzzz"))
+    measurements = pd.read_parquet(other.path / "measurements.parquet")
+    measurements["dataset"] = measurements["dataset"].replace("meta_200k-aaaa", "meta_200k-zzzz")
+    measurements.to_parquet(other.path / "measurements.parquet", index=False)
+    data = json.loads(made(tmp_path, LOCAL).read_text())
+    data["provenance"]["states"] = ["meta_1m-bbbb", "meta_200k-aaaa"]
+    calibration = tmp_path / "registered.json"
+    calibration.write_text(json.dumps(data))
+    # Registered by the first page's commit (this checkout's runs come after it).
+    ladder = dataclasses.replace(
+        blind_check.REGISTRATIONS[2],
+        page=FIRST.page,
+        ladder=("meta_200k", "meta_1m"),
+        held_out="costmodel_check",
+    )
+    monkeypatch.setitem(blind_check.REGISTRATIONS, 9, ladder)
+    args = ["blind", "--registration", "9", "--runs", str(root), "--foreign", str(tmp_path / "none")]
+    assert main([*args, "--calibration", str(calibration), "--json", "-"]) == 0
+    states = json.loads(capsys.readouterr().out)["states"]
+    assert len(states["runs"]) == 3 and "20261129T000000Z-abcdef" not in states["runs"]
+    assert {c["dataset"] for c in states["cells"]} == {"meta_10m-cccc"}
+    assert states["verdict"]["passed"] and states["verdict"]["cells"] == len(states["cells"])
+    # The same runs predicted by the committed calibration alone: biased low, beyond the 10% allowed.
+    monkeypatch.setitem(blind_check.REGISTRATIONS, 9, dataclasses.replace(ladder, ladder=()))
+    assert main([*args, "--calibration", str(calibration), "--json", "-"]) == 0
+    alone = json.loads(capsys.readouterr().out)["states"]["verdict"]
+    assert not alone["passed"] and alone["median_signed_error"] < -0.2

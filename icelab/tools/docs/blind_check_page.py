@@ -1,14 +1,16 @@
-"""The generated block of docs/costmodel-check.md: the registered blind check as scored today, per
+"""The generated blocks of the blind checks' pages (docs/costmodel-check.md, the first
+registration; docs/costmodel-check-2.md, the second): each registered check as scored today, per
 set (icelab's held-out states, tables other engines wrote) on the runs of one commit, with the
 criterion's three figures, the interval's coverage, and the errors per shape and layout.
 
-Figures come from `icelab.tools.blind_check.score` (the command `icelab costmodel blind`) over the
-committed held-out runs (results/reference/costmodel-check) and doctor_catalogue runs
-(results/reference), predicted with the registered calibration.
+Figures come from `icelab.tools.blind_check.score` (the command `icelab costmodel blind
+--registration N`) over the registration's committed held-out runs and doctor_catalogue runs
+(`blind_check.REGISTRATIONS`), predicted with its registered calibration.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -63,23 +65,30 @@ def _part(part: dict[str, Any], what: str) -> dict[str, Any] | None:
     }
 
 
-def result(results: Path) -> str:
-    """The blind check scored on the committed runs, as `icelab costmodel blind` prints it."""
+def _under(results: Path, path: Path) -> Path:
+    """A registration's path (under results/) under the results directory `results`."""
+    return results / path.relative_to("results")
+
+
+def result(results: Path, number: int = 1) -> str:
+    """The blind check `number` scored on the committed runs, as `icelab costmodel blind
+    --registration <number>` prints it; before any held-out run, says so."""
+    reg = blind_check.REGISTRATIONS[number]
     scored = blind_check.score(
-        results / "reference" / "costmodel-check",
-        results / "reference",
-        results / blind_check.REGISTERED.relative_to("results"),
+        _under(results, reg.runs),
+        _under(results, reg.foreign),
+        _under(results, reg.calibration),
+        reg=reg,
     )
     parts = [
-        _part(scored["states"], "icelab's held-out states (costmodel_check runs)"),
+        _part(scored["states"], f"icelab's held-out states ({reg.held_out} runs)"),
         _part(scored["foreign"], "tables other engines wrote (doctor_catalogue runs)"),
     ]
-    if not any(parts):
-        raise LookupError(f"no held-out run under {results / 'reference'} measured a cell")
     return render(
         "blind_check/result.md.j2",
         registration=scored["registration"],
-        calibration=blind_check.REGISTERED.as_posix(),
+        calibration=reg.calibration.as_posix(),
+        runs_dir=reg.runs.as_posix(),
         parts=[p for p in parts if p],
         within=criterion.WITHIN,
         share_within=criterion.SHARE_WITHIN,
@@ -90,4 +99,7 @@ def result(results: Path) -> str:
     )
 
 
-BLOCKS = {"costmodel-blind-check": result}
+BLOCKS = {
+    "costmodel-blind-check": result,
+    "costmodel-blind-check-2": functools.partial(result, number=2),
+}
