@@ -17,6 +17,7 @@ Exit status: the run's; 2 for bad input (one line on stderr).
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from pathlib import Path
 from icelab.analysis import calibration
 from icelab.core.errors import OneLineParser, UserError
 from icelab.core.provenance import REPO
-from icelab.core.runs import read_run
+from icelab.core.runs import Run, read_run
 
 
 def parser() -> argparse.ArgumentParser:
@@ -60,6 +61,21 @@ def command(args: argparse.Namespace) -> list[str]:
     return line + list(args.overrides)
 
 
+def made_in(run: Run) -> float | None:
+    """How long the run took to calibrate (building its states, measuring, fitting), from the
+    calibration it made itself when that lies beside it (<results>/calibrations/, the run being
+    <results>/runs/<experiment>/<id>); None when it does not."""
+    made = run.path.parent.parent.parent / calibration.MADE
+    for path in sorted(made.glob("*.json")) if made.is_dir() else []:
+        try:
+            provenance = json.loads(path.read_text()).get("provenance") or {}
+        except (OSError, ValueError):
+            continue
+        if provenance.get("run_id") == run.run_id and provenance.get("calibrate_s") is not None:
+            return float(provenance["calibrate_s"])
+    return None
+
+
 def from_run(source: Path, into: Path) -> Path:
     """The calibration of a stored run, written under `into`.
 
@@ -70,7 +86,7 @@ def from_run(source: Path, into: Path) -> Path:
     if found is None:
         raise UserError(f"{source}: not a run directory")
     try:
-        return calibration.write(calibration.record(found), into)
+        return calibration.write(calibration.record(found, wall_s=made_in(found)), into)
     except ValueError as exc:
         raise UserError(f"{source}: no calibration: {exc}") from None
 

@@ -120,6 +120,23 @@ def test_a_calibration_from_a_stored_run(tmp_path, capsys):
     assert calibration.read(into / "local-object-20ms.json").where == STORE_20
     assert main(["calibrate", "--from", str(tmp_path / "nowhere")]) == 2
     assert "not a run directory" in capsys.readouterr().err
+    assert calibration.read(into / "local-object-20ms.json").provenance["calibrate_s"] is None
+
+
+def test_a_refit_keeps_the_time_the_run_took_to_calibrate(tmp_path, capsys):
+    """The calibration the run made itself, beside it (<results>/calibrations/), says how long
+    calibrating took; a refit of the run (`--from`) keeps it, and a refit of another run does not."""
+    from tests.analysis.test_calibration import state_run
+
+    run = state_run(tmp_path, STORE_20)
+    made = calibration.record(run, wall_s=371.5)
+    calibration.write(made, tmp_path / calibration.MADE)
+    into = tmp_path / "refit"
+    assert main(["calibrate", "--from", str(run.path), "--into", str(into)]) == 0
+    assert calibration.read(into / "local-object-20ms.json").provenance["calibrate_s"] == 371.5
+    other = state_run(tmp_path, STORE_20, run_id="20261128T000001Z-abcdef")
+    assert main(["calibrate", "--from", str(other.path), "--into", str(into)]) == 0
+    assert calibration.read(into / "local-object-20ms.json").provenance["calibrate_s"] is None
 
 
 def test_the_calibrate_command_line_names_engine_and_storage(tmp_path):
