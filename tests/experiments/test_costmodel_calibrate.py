@@ -11,6 +11,7 @@ import pytest
 
 from icelab.analysis import calibration
 from icelab.analysis.calibration import Where
+from icelab.analysis.planning_cells import CALIBRATED_FEATURES
 from icelab.analysis.planning_model import fit_all
 from icelab.analysis.planning_runs import load
 from icelab.core.runs import read_run
@@ -37,7 +38,7 @@ def test_calibrate_stores_the_fit_of_this_engine_and_storage(compose_run, ctx, t
     frame, states, windows = load(run)
     # Iceberg's local planning only, whatever meta_micro's own modes and Parquet side say.
     assert set(frame["format"]) == {"iceberg"} and set(frame["setup"]) == {"local"}
-    expected = fit_all(frame, states=states, windows=windows)
+    expected = fit_all(frame, {"iceberg": CALIBRATED_FEATURES}, states=states, windows=windows)
     assert set(found.fits) == set(expected) == {("iceberg", "local")}
     np.testing.assert_allclose(
         found.fits[("iceberg", "local")].result.params, expected[("iceberg", "local")].result.params
