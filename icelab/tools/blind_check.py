@@ -277,7 +277,7 @@ def _fitted_each(
     return held, paired
 
 
-MARK = {True: "holds", False: "fails"}
+MARK = {True: "holds", False: "fails", None: "not judged yet"}
 
 
 def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
@@ -301,7 +301,8 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
     )
     columns = ["dataset", "layout", "window", "runs", "sittings", "measured", "predicted", "error", "scored"]
     v = part["verdict"]
-    holds = v["holds"]
+    # Nothing scored yet: no figure holds or fails.
+    holds = v["holds"] if v["cells"] else dict.fromkeys(v["holds"])
     blind = (
         "after the registration"
         if part["after_registration"]
