@@ -19,6 +19,11 @@ from tests.analysis.test_calibration import made
 FIRST = blind_check.REGISTRATIONS[1]
 
 
+def first_check(runs_dir: str, foreign: str) -> list[str]:
+    """`icelab costmodel blind` of the first registration on these held-out and catalogue runs."""
+    return ["blind", "--registration", "1", "--runs", runs_dir, "--foreign", foreign]
+
+
 @pytest.mark.parametrize("number", sorted(blind_check.REGISTRATIONS))
 def test_each_committed_calibration_is_the_one_its_registration_committed(tmp_path, number):
     """The first registration's calibration was moved when the second replaced it: still the
@@ -43,7 +48,7 @@ def test_the_check_is_scored_and_printed_with_its_three_figures(tmp_path, capsys
     runs(tmp_path / "held", ["a", "b", "b"])
     calibration = made(tmp_path, LOCAL)
     none = str(tmp_path / "none")
-    args = ["blind", "--registration", "1", "--runs", str(tmp_path / "held"), "--foreign", none]
+    args = first_check(str(tmp_path / "held"), none)
     args += ["--calibration", str(calibration)]
     assert main(args) == 0
     printed = capsys.readouterr().out
@@ -63,7 +68,7 @@ def test_the_check_is_scored_and_printed_with_its_three_figures(tmp_path, capsys
 
 
 def test_without_held_out_runs_nothing_is_measured_yet(tmp_path, capsys):
-    assert main(["blind", "--registration", "1", "--runs", str(tmp_path), "--foreign", str(tmp_path)]) == 0
+    assert main(first_check(str(tmp_path), str(tmp_path))) == 0
     printed = capsys.readouterr().out
     assert f"(metadata_scale runs): no complete run under {tmp_path} measured a cell yet" in printed
     assert "NOT the registered" not in printed
@@ -116,15 +121,7 @@ def test_runs_of_a_commit_before_the_registration_are_not_scored(tmp_path, capsy
     before = blind_check.git(REPO, "rev-parse", f"{registered}^")
     runs(tmp_path / "held", ["a", "b", "b"], commit=before)
     calibration = str(made(tmp_path, LOCAL))
-    args = [
-        "blind",
-        "--registration",
-        "1",
-        "--runs",
-        str(tmp_path / "held"),
-        "--foreign",
-        str(tmp_path / "none"),
-    ]
+    args = first_check(str(tmp_path / "held"), str(tmp_path / "none"))
     assert main([*args, "--calibration", calibration]) == 0
     printed = capsys.readouterr().out
     assert f"commit {before[:7]} (NOT after the registration" in printed
@@ -135,15 +132,7 @@ def test_only_the_runs_of_one_commit_are_scored_and_the_others_named(tmp_path, c
     runs(tmp_path / "held", ["a", "b", "b"])
     held_run(tmp_path / "held", "20261129T000000Z-fffff1", "c", seed=3, commit="f" * 40)
     calibration = str(made(tmp_path, LOCAL))
-    args = [
-        "blind",
-        "--registration",
-        "1",
-        "--runs",
-        str(tmp_path / "held"),
-        "--foreign",
-        str(tmp_path / "none"),
-    ]
+    args = first_check(str(tmp_path / "held"), str(tmp_path / "none"))
     assert main([*args, "--calibration", calibration, "--json", "-"]) == 0
     states = json.loads(capsys.readouterr().out)["states"]
     assert len(states["runs"]) == 3 and states["left_out"] == [
@@ -158,15 +147,7 @@ def test_the_doctors_own_prediction_of_foreign_tables_is_judged_beside(tmp_path,
     for i, (sitting, slower) in enumerate([("a", 1.0), ("b", 1.5), ("b", 1.2)]):
         catalogue_run(tmp_path / "foreign", f"2026112{i}T000000Z-abcde{i}", sitting, slower)
     calibration = str(made(tmp_path, LOCAL))
-    args = [
-        "blind",
-        "--registration",
-        "1",
-        "--runs",
-        str(tmp_path / "none"),
-        "--foreign",
-        str(tmp_path / "foreign"),
-    ]
+    args = first_check(str(tmp_path / "none"), str(tmp_path / "foreign"))
     assert main([*args, "--calibration", calibration]) == 0
     said = "the doctor's own predicted now (its model at the time), same 2 cells: within 25% 50.0% (fails)"
     assert said in capsys.readouterr().out
