@@ -47,9 +47,9 @@ CASES = [
     # Unknown names
     pytest.param(
         ["experiment=nope"],
-        "unknown experiment 'nope' (choose from: canonical, costmodel_calibrate, costmodel_check, datagen, "
-        "doctor, doctor_catalogue, manifest_8mb, manifest_health, manifest_sweep, metadata_scale, "
-        "schema_evolution, smoke, snapshot_expiry, verify)",
+        "unknown experiment 'nope' (choose from: canonical, costmodel_calibrate, costmodel_check, "
+        "costmodel_check_2, datagen, doctor, doctor_catalogue, manifest_8mb, manifest_health, "
+        "manifest_sweep, metadata_scale, schema_evolution, smoke, snapshot_expiry, verify)",
         id="unknown-experiment",
     ),
     pytest.param(
