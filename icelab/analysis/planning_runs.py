@@ -44,6 +44,17 @@ def locate(results: str | None, base: Path = Path("results")) -> Run:
         raise UserError(str(exc)) from None
 
 
+def newest_first(base: Path = Path("results")) -> list[Run]:
+    """Every complete metadata_scale run with measurements under `base`/runs, then
+    `base`/reference, newest first in each: where `locate` looks, for a caller that passes over a
+    run it cannot fit (a run of one state has too few cells)."""
+    found = []
+    for root in (base / "runs", base / "reference"):
+        runs = [r for r in map(load_run, sorted((root / EXPERIMENT).glob("*"))) if r and r.complete]
+        found += [r for r in reversed(runs) if stored(r).has_measurements()]
+    return found
+
+
 def _with_measurements(run: Run) -> Run:
     if not stored(run).has_measurements():
         raise UserError(f"{run.path} has no {MEASUREMENTS}")

@@ -24,7 +24,7 @@ from scipy import stats
 
 from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, with_busiest
 from icelab.analysis.planning_model import LEVEL, Fit, fit
-from icelab.analysis.planning_runs import load, locate
+from icelab.analysis.planning_runs import load, newest_first
 from icelab.core.contract import MEASUREMENTS
 from icelab.core.errors import UserError
 from icelab.core.runs import read_run
@@ -108,17 +108,18 @@ class PlanningModel:
 
 def fitted(bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE) -> PlanningModel | None:
     """The model of Iceberg's `mode` fitted on the newest complete metadata_scale run under the
-    first of `bases` that holds one (each searched as `icelab costmodel` searches results/:
-    runs, then reference); None when none gives a fit of `mode`."""
+    first of `bases` that holds one giving a fit of `mode` (each searched as `icelab costmodel`
+    searches results/: runs, then reference); a run that gives none (a run of one state has too
+    few cells) gives way to the next older. None when no run does."""
     for base in bases:
-        try:
-            run = locate(None, base)
+        for run in newest_first(base):
             measured = run.path / MEASUREMENTS
-            fits, threads = _fits(run.path, measured.stat().st_mtime_ns, measured.stat().st_size)
-        except (UserError, ValueError, OSError):
-            continue
-        if mode in fits:
-            return PlanningModel(fits[mode], f"{run.experiment}/{run.run_id}", str(run.path), threads)
+            try:
+                fits, threads = _fits(run.path, measured.stat().st_mtime_ns, measured.stat().st_size)
+            except (UserError, ValueError, OSError):
+                continue
+            if mode in fits:
+                return PlanningModel(fits[mode], f"{run.experiment}/{run.run_id}", str(run.path), threads)
     return None
 
 

@@ -3,6 +3,7 @@ on, fed what each window reads now and after the advised rewrite; without a run,
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +133,19 @@ def test_after_the_rewrite_a_window_is_predicted_from_the_manifests_it_would_rea
         assert by[window]["after_ms"] == expected["ms"], window
     # Fewer manifests and entries read: the narrow windows plan faster after the rewrite.
     assert by["1d"]["after_ms"] < by["1d"]["now_ms"] and by["7d"]["after_ms"] < by["7d"]["now_ms"]
+
+
+def test_a_newest_run_that_cannot_be_fitted_gives_way_to_an_older_one(tmp_path):
+    """A run of one state (the 10M target's: 3 cells of one layout) gives no fit: the doctor fits
+    the newest run that gives one instead of predicting nothing."""
+    fittable = locate(None, RESULTS)
+    (one_state,) = sorted((RESULTS / "reference" / "clustered-10m" / "metadata_scale").iterdir())[-1:]
+    runs = tmp_path / "runs" / "metadata_scale"
+    shutil.copytree(fittable.path, runs / fittable.run_id)
+    shutil.copytree(one_state, runs / one_state.name)
+    assert one_state.name > fittable.run_id  # the newer of the two
+    got = fitted([tmp_path])
+    assert got is not None and got.run == f"metadata_scale/{fittable.run_id}"
 
 
 def test_without_a_run_to_fit_on_there_is_no_prediction(tmp_path):
