@@ -18,8 +18,8 @@ The second registration (docs/costmodel-check-2.md) fits in every run: a run mea
 calibration ladder before its held-out states, and its held-out cells are predicted by the fit on
 its own ladder cells (`ladder_predicted`), so a prediction and what it predicts share a machine
 and a sitting. The tables other engines wrote are predicted by the fit on the ladder cells of the
-held-out runs of their sitting (`sitting_fits`). A cell's prediction is then the median of its
-runs' predictions, as its measured value is the median of their measurements.
+held-out runs of their sitting (icelab.tools.blind_check pairs them). A cell's prediction is then
+the median of its runs' predictions, as its measured value is the median of their measurements.
 """
 
 from __future__ import annotations
@@ -210,14 +210,12 @@ def ladder_fit(table: pd.DataFrame, ladder: Sequence[str]) -> Fit:
 def ladder_predicted(table: pd.DataFrame, model: Fit) -> pd.DataFrame:
     """`table` (`run_cells` or `catalogue_cells` rows of one run) with `model`'s prediction of each
     row: predicted_ms, its 95% interval (lo_ms, hi_ms) and whether it extrapolates."""
-    threads = table["planner_threads"] if "planner_threads" in table else table["threads"]
-    found = model.predict(with_busiest(table, threads).reset_index(drop=True))
-    return table.reset_index(drop=True).join(found[["predicted_ms", "lo_ms", "hi_ms", "extrapolated"]])
+    return _with_prediction(table, model, table["planner_threads"])
 
 
 def scored_each(table: pd.DataFrame) -> pd.DataFrame:
-    """`combined` cells predicted in each run: the signed relative error of the median prediction
-    and whether the median interval covers the measured value."""
+    """Cells with a prediction (`combined` cells predicted in each run, or `predicted`'s): the
+    signed relative error and whether the interval covers the measured value."""
     out = table.reset_index(drop=True)
     out["rel_error"] = (out["predicted_ms"] - out["planning_ms"]) / out["planning_ms"]
     out["covered"] = (out["lo_ms"] <= out["planning_ms"]) & (out["planning_ms"] <= out["hi_ms"])
@@ -227,12 +225,13 @@ def scored_each(table: pd.DataFrame) -> pd.DataFrame:
 def predicted(table: pd.DataFrame, model: Fit) -> pd.DataFrame:
     """`table` (`measured`) with the fit's prediction, its 95% prediction interval, whether it
     extrapolates, the signed relative error and whether the interval covers the measured value."""
-    features = with_busiest(table, table["threads"])
-    found = model.predict(features.reset_index(drop=True))
-    out = table.reset_index(drop=True).join(found[["predicted_ms", "lo_ms", "hi_ms", "extrapolated"]])
-    out["rel_error"] = (out["predicted_ms"] - out["planning_ms"]) / out["planning_ms"]
-    out["covered"] = (out["lo_ms"] <= out["planning_ms"]) & (out["planning_ms"] <= out["hi_ms"])
-    return out
+    return scored_each(_with_prediction(table, model, table["threads"]))
+
+
+def _with_prediction(table: pd.DataFrame, model: Fit, threads: pd.Series) -> pd.DataFrame:
+    """`table` with `model`'s prediction of each row on `threads` planning threads."""
+    found = model.predict(with_busiest(table, threads).reset_index(drop=True))
+    return table.reset_index(drop=True).join(found[["predicted_ms", "lo_ms", "hi_ms", "extrapolated"]])
 
 
 @dataclass(frozen=True)

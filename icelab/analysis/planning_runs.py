@@ -31,7 +31,7 @@ def locate(results: str | None, base: Path = Path("results")) -> Run:
         path = Path(results)
         searched = [p for p in (path / "runs", path / "reference", path) if (p / EXPERIMENT).is_dir()]
     for root in searched:
-        complete = [r for r in map(load_run, sorted((root / EXPERIMENT).glob("*"))) if r and r.complete]
+        complete = _complete(root)
         if complete:
             return _with_measurements(complete[-1])
     if results is None:
@@ -48,11 +48,13 @@ def newest_first(base: Path = Path("results")) -> list[Run]:
     """Every complete metadata_scale run with measurements under `base`/runs, then
     `base`/reference, newest first in each: where `locate` looks, for a caller that passes over a
     run it cannot fit (a run of one state has too few cells)."""
-    found = []
-    for root in (base / "runs", base / "reference"):
-        runs = [r for r in map(load_run, sorted((root / EXPERIMENT).glob("*"))) if r and r.complete]
-        found += [r for r in reversed(runs) if stored(r).has_measurements()]
-    return found
+    roots = (base / "runs", base / "reference")
+    return [r for root in roots for r in reversed(_complete(root)) if stored(r).has_measurements()]
+
+
+def _complete(root: Path) -> list[Run]:
+    """The complete metadata_scale runs under `root`, oldest first."""
+    return [r for r in map(load_run, sorted((root / EXPERIMENT).glob("*"))) if r and r.complete]
 
 
 def _with_measurements(run: Run) -> Run:

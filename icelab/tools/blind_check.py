@@ -90,6 +90,8 @@ REGISTRATIONS: dict[int, Registration] = {
     ),
 }
 NEWEST = max(REGISTRATIONS)
+# Why a held-out run of a ladder registration is left out, besides its commit.
+OTHER_LADDER = "its ladder not the registered states"
 
 
 ABOUT = "Score the cost model's pre-registered blind check on the held-out runs (exit 2: bad input)."
@@ -231,7 +233,7 @@ def score(
     measured = [r for r in foreign if r.run_id in foreign_cells]
     held = _part(state_cells, states, model, commit, found["commit"], per_size=True)
     held["left_out"] += [
-        {"run": r.run_id, "commit": blind_check.run_commit(r), "ladder": False} for r in other_ladder
+        {"run": r.run_id, "commit": blind_check.run_commit(r), "reason": OTHER_LADDER} for r in other_ladder
     ]
     return {
         "registration": found,
@@ -285,11 +287,11 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
     left = [
         f"{r['run']} ({(r['commit'] or 'changed work tree')[:7]})"
         for r in part["left_out"]
-        if "ladder" not in r
+        if "reason" not in r
     ]
     left_text = [f"left out, not of commit {(part['commit'] or '?')[:7]}: {', '.join(left)}"] if left else []
-    other = [r["run"] for r in part["left_out"] if "ladder" in r]
-    left_text += [f"left out, its ladder not the registered states: {', '.join(other)}"] if other else []
+    other = [r["run"] for r in part["left_out"] if r.get("reason") == OTHER_LADDER]
+    left_text += [f"left out, {OTHER_LADDER}: {', '.join(other)}"] if other else []
     if not part["runs"]:
         return [f"{what}: no complete run under {where} measured a cell yet", *left_text]
     cells = pd.DataFrame(part["cells"])
