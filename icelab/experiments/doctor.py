@@ -75,6 +75,7 @@ def run(cfg: DictConfig) -> Outcome:
         apply=dcfg.apply or dcfg.copy_table,
         copy_to=copy_to,
         measure_plans=dcfg.measure_plans,
+        measure_budget_s=dcfg.measure_budget_s,
     )
     run_dir = ctx.new_run(dcfg.name)
     save(run_dir, diagnosis)

@@ -69,6 +69,7 @@ class Diagnosis:
     copy: str | None = None
     plan: Advice | None = None  # what was applied, naming the table it ran on (the copy's own)
     measure_plans: int = 0  # timed plans per window measured on the table (0: none)
+    measure_budget_s: float | None = None  # seconds the measuring may take per table state (None: no limit)
     seconds: float = 0.0  # the whole visit: reaching, reading, judging, measuring, applying
     heap: dict[str, int] = field(default_factory=dict)  # the driver's heap (measured.driver_heap)
 
@@ -143,6 +144,8 @@ class Diagnosis:
             },
             "reader": {
                 "name": READER,
+                "entries_reader": meta.entries_reader,
+                "entries_fallback": meta.entries_fallback,
                 "load_seconds": round(self.load_seconds, 3),
                 "read_seconds": round(meta.read_seconds, 3),
                 "steps": meta.timings,
@@ -156,6 +159,7 @@ class Diagnosis:
             "doctor": {
                 "seconds": round(self.seconds, 3),
                 "measure_plans": self.measure_plans,
+                "measure_budget_s": self.measure_budget_s,
                 "measure_warmups": WARMUPS if self.measure_plans else 0,
                 **self.heap,
             },
@@ -188,11 +192,14 @@ def visit(
     model: PlanningModel | None,
     target: int | None,
     measure_plans: int = 0,
+    measure_budget_s: float | None = None,
+    jar_name: str | None = None,
 ) -> Visit:
-    """Read one table state, judge it, and time `measure_plans` plans of each window on it."""
-    meta = read(spark, source, jtable, policy.small_file_bytes)
+    """Read one table state, judge it, and time `measure_plans` plans of each window on it (within
+    `measure_budget_s` seconds)."""
+    meta = read(spark, source, jtable, policy.small_file_bytes, jar_name)
     health = examine(meta, state, source.describe(), policy, model)
-    measure_windows(spark, source, meta, health.windows, measure_plans)
+    measure_windows(spark, source, meta, health.windows, measure_plans, measure_budget_s)
     return Visit(source, meta, health, advise(health, meta, source, model, target))
 
 
@@ -206,6 +213,7 @@ def diagnose(
     apply: bool = False,
     copy_to: str | None = None,
     measure_plans: int = 0,
+    measure_budget_s: float | None = None,
 ) -> Diagnosis:
     """Reach the table, judge it, and with `apply` run the advice and judge again.
 
@@ -214,6 +222,8 @@ def diagnose(
         copy_to: apply on a copy registered from the table's current metadata (a table read by
             its metadata file gets a Hadoop catalog on this directory); None applies in place.
         measure_plans: timed plans of each window's count query on each state (0: none).
+        measure_budget_s: seconds that measuring may take on each state (None: no limit;
+            `measured.measure_windows`).
 
     Raises:
         UserError: unknown table, unreachable catalog, not an Iceberg table, or `apply` on a table
@@ -229,8 +239,21 @@ def diagnose(
         )
     jtable = load(spark, source)
     load_seconds = time.perf_counter() - t0
-    first = visit(spark, source, jtable, "current", policy, model, target, measure_plans)
-    diagnosis = Diagnosis([first], load_seconds, model, measure_plans=measure_plans)
+    first = visit(
+        spark,
+        source,
+        jtable,
+        "current",
+        policy,
+        model,
+        target,
+        measure_plans,
+        measure_budget_s,
+        engine.iceberg_jar,
+    )
+    diagnosis = Diagnosis(
+        [first], load_seconds, model, measure_plans=measure_plans, measure_budget_s=measure_budget_s
+    )
     if apply and first.advice.actions:
         _apply(spark, engine, source, jtable, policy, target, copy_to, diagnosis)
     diagnosis.seconds = time.perf_counter() - t0
@@ -263,7 +286,18 @@ def _apply(
     diagnosis.applied = run_statements(spark, plan.statements)
     state = "after_apply (copy)" if copy else "after_apply"
     diagnosis.visits.append(
-        visit(spark, where, jwhere, state, policy, model, target, diagnosis.measure_plans)
+        visit(
+            spark,
+            where,
+            jwhere,
+            state,
+            policy,
+            model,
+            target,
+            diagnosis.measure_plans,
+            diagnosis.measure_budget_s,
+            engine.iceberg_jar,
+        )
     )
 
 
@@ -398,7 +432,7 @@ def _predicted(w: dict[str, Any]) -> str:
     return "predicted " + _estimate(p["ms"], p["range_ms"], p["extrapolated"])
 
 
-def render_measured(v: Visit, plans: int, when: str = "now") -> list[str]:
+def render_measured(v: Visit, plans: int, when: str = "now", budget_s: float | None = None) -> list[str]:
     """Per window: planning measured on the table `when` (median of `plans` plans), beside the
     cost model's prediction; one line saying so when nothing was measured."""
     windows = v.health.windows
@@ -406,17 +440,20 @@ def render_measured(v: Visit, plans: int, when: str = "now") -> list[str]:
         return []
     if plans <= 0:
         return [f"  planning {when}: not measured (--measure-plans 0)"]
+    budget = "" if budget_s is None else f", within {budget_s:g} s"
     lines = [
         f"  planning {when}, measured on the table (count query per window, planned, not run; median of "
-        f"{plural(plans, 'plan')} after {plural(WARMUPS, 'warm-up')}):"
+        f"{plural(plans, 'plan')} after {plural(WARMUPS, 'warm-up')}{budget}):"
     ]
     for w in windows:
         if w.get("measured_ms") is None:
-            measured = f"not measured: {w.get('measure_error', 'no plan')}"
+            measured = f"not measured: {w.get('measure_error') or w.get('measure_skipped') or 'no plan'}"
         else:
             scanned = w["manifests_scanned"]
             # A plan Spark answered without a scan (an empty filter) has no Iceberg metrics.
             manifests = "no Iceberg scan" if scanned is None else plural(scanned, "manifest")
+            if w.get("measured_cold"):
+                manifests += "; one cold plan: more would pass the measuring budget"
             measured = f"{w['measured_ms']:.0f} ms measured ({manifests})"
         lines.append(f"    {w['window']:>5}: {measured}, {_predicted(w)}")
     return lines
@@ -451,15 +488,17 @@ def render(diagnosis: Diagnosis) -> str:
     lines = [
         f"icelab doctor: {first.source.describe()}",
         f"read in {first.meta.read_seconds:.2f} s + {diagnosis.load_seconds:.2f} s to load the table "
-        f"({READER}: {steps})",
+        f"({READER}, entries summed by {first.meta.entries_reader}: {steps})",
     ]
+    if first.meta.entries_fallback:
+        lines.append(f"  (not in the driver's JVM: {first.meta.entries_fallback})")
     ran = ""
     if diagnosis.applied:
         ran = f"applied to the copy {diagnosis.copy}, below" if diagnosis.copy else "applied, below"
     lines += [
         "",
         *render_visit(first),
-        *render_measured(first, diagnosis.measure_plans),
+        *render_measured(first, diagnosis.measure_plans, budget_s=diagnosis.measure_budget_s),
         *render_advice(first.advice, applied=ran, plan=diagnosis.plan),
     ]
     if diagnosis.applied:
@@ -469,7 +508,7 @@ def render(diagnosis: Diagnosis) -> str:
         lines += [
             "",
             *render_visit(v),
-            *render_measured(v, diagnosis.measure_plans, "after"),
+            *render_measured(v, diagnosis.measure_plans, "after", diagnosis.measure_budget_s),
             *render_advice(v.advice),
         ]
     if diagnosis.applied:
@@ -478,8 +517,9 @@ def render(diagnosis: Diagnosis) -> str:
     heap = diagnosis.heap
     lines += [
         "",
-        f"doctor: {diagnosis.seconds:.1f} s; driver heap peak {_mb(heap.get('driver_heap_peak_bytes'))} "
-        f"of {_mb(heap.get('driver_heap_max_bytes'))}",
+        f"doctor: {diagnosis.seconds:.1f} s; driver heap peak at most "
+        f"{_mb(heap.get('driver_heap_peak_bytes'))} (its pools' peaks summed) of "
+        f"{_mb(heap.get('driver_heap_max_bytes'))}",
         f"verdict: {last.advice.verdict}"
         + (f"; actions: {', '.join(last.advice.actions)}" if last.advice.actions else "")
         + f" (exit {diagnosis.exit_code})",

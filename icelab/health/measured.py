@@ -9,6 +9,7 @@ Planning reads metadata only, so measuring writes nothing to the table.
 from __future__ import annotations
 
 import statistics
+import time
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -59,28 +60,46 @@ def window_query(table: str, column: str, type_name: str, window: dict[str, Any]
     )
 
 
-def planned(spark: SparkSession, sql: str, plans: int) -> dict[str, Any]:
+def planned(spark: SparkSession, sql: str, plans: int, budget_s: float | None = None) -> dict[str, Any]:
     """`plans` timed plans of `sql` after WARMUPS untimed ones: the median planning (ms, to 0.1),
     how many plans it is of, and the data manifests Iceberg scanned; an error instead of a time
-    when a plan failed."""
-    for _ in range(WARMUPS):
-        measure(spark, sql, execute=False)
-    runs = [measure(spark, sql, execute=False) for _ in range(plans)]
-    failed = next((m for m in runs if m.status != "ok"), None)
+    when a plan failed. When the warm-ups and `plans` more plans as slow as the last warm-up
+    would pass `budget_s`, that warm-up is the one plan measured (`measured_cold`)."""
+    warm = [measure(spark, sql, execute=False) for _ in range(WARMUPS)]
+    runs = warm
+    slow = (warm[-1].planning_ms or 0.0) if warm else 0.0
+    cold = budget_s is not None and bool(warm) and slow * (WARMUPS + plans) / 1000 > budget_s
+    if not cold:
+        runs = [measure(spark, sql, execute=False) for _ in range(plans)]
+    failed = next((m for m in (*warm, *runs) if m.status != "ok"), None)
     if failed is not None:
         return NOT_MEASURED | {"measure_error": failed.error}
     return {
         "measured_ms": round(statistics.median(m.planning_ms or 0.0 for m in runs), 1),
-        "measured_plans": plans,
+        "measured_plans": len(runs),
+        "measured_cold": cold,
         "manifests_scanned": runs[-1].scan.get("manifests_scanned"),
     }
 
 
 def measure_windows(
-    spark: SparkSession, source: Source, meta: Metadata, windows: list[dict[str, Any]], plans: int
+    spark: SparkSession,
+    source: Source,
+    meta: Metadata,
+    windows: list[dict[str, Any]],
+    plans: int,
+    budget_s: float | None = None,
 ) -> None:
     """Add measured_ms, measured_plans and manifests_scanned to each window (in place); with
-    `plans` 0 nothing is planned (measured_plans 0, no time)."""
+    `plans` 0 nothing is planned (measured_plans 0, no time).
+
+    Args:
+        budget_s: seconds the measuring may take on this table (None: no limit). A window whose
+            plans would pass what is left is measured by one cold plan; once the budget is spent,
+            the windows left are not measured (`measure_skipped` says why). The first window is
+            always measured, by one plan at least. On a 10M-entry table
+            one plan takes about a minute, and the doctor should answer in two.
+    """
     found = time_field(meta)
     if plans <= 0 or found is None or not windows:
         for w in windows:
@@ -93,8 +112,13 @@ def measure_windows(
         return
     table = table_sql(spark, source)
     type_name = spark.sql(f"SELECT {_quoted(column)} FROM {table}").schema[0].dataType.typeName()
-    for w in windows:
-        w.update(planned(spark, window_query(table, column, type_name, w), plans))
+    t0 = time.perf_counter()
+    for i, w in enumerate(windows):
+        left = None if budget_s is None else budget_s - (time.perf_counter() - t0)
+        if left is not None and left <= 0 and i > 0:  # the first window always gets a plan
+            w.update(NOT_MEASURED | {"measure_skipped": f"the measuring budget ({budget_s:g} s) was spent"})
+            continue
+        w.update(planned(spark, window_query(table, column, type_name, w), plans, left))
 
 
 def reset_heap_peak(spark: SparkSession) -> None:

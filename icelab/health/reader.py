@@ -22,8 +22,11 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from icelab.core.errors import UserError
 from icelab.core.storage import Storage
 from icelab.health.broken import BrokenTable, first_missing, guard
+from icelab.health.entry_counts import COLUMNS as PARTITION_COLUMNS
+from icelab.health.entry_counts import SUMS, read_partitions_jvm
 from icelab.health.source import Source, metadata_table
 from icelab.health.spec import Field, Spec
 
@@ -70,6 +73,10 @@ class Metadata:
     sizes: dict[str, int | None] = field(default_factory=dict)
     small_file_bytes: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    # How `partitions` was summed: "driver-jvm" (entry_counts) or "spark-entries" (read_partitions),
+    # and why the driver's JVM was not used, when it was not.
+    entries_reader: str = "spark-entries"
+    entries_fallback: str | None = None
 
     @property
     def read_seconds(self) -> float:
@@ -190,8 +197,6 @@ def read_partitions(
     def total(cond: Column, value: Column | int = 1) -> Column:
         return F.sum(F.when(cond, value).otherwise(0))
 
-    sums = ("files", "bytes", "records", "small_files", "delete_files", "position_delete_files")
-    sums += ("deletion_vectors", "equality_delete_files", "delete_records", "delete_bytes")
     keys = ["spec_id", *[f"p{i}" for i in range(len(pcols))]]
     # Two steps, per (partition, manifest) then per partition, rather than one count(DISTINCT):
     # Spark expands every entry row once per distinct aggregate for the latter.
@@ -211,7 +216,7 @@ def read_partitions(
         per_manifest.groupBy(*keys)
         .agg(
             F.sum((F.col("files") > 0).cast("long")).alias("exact"),
-            *[F.sum(name).alias(name) for name in sums],
+            *[F.sum(name).alias(name) for name in SUMS],
         )
         .collect()
     )
@@ -226,23 +231,7 @@ def read_partitions(
         for i in range(len(pcols)):
             row.pop(f"p{i}")
         out.append({**row, "key": key, "label": spec.label(key)})
-    columns = [
-        "spec_id",
-        "key",
-        "label",
-        "exact",
-        "files",
-        "bytes",
-        "records",
-        "small_files",
-        "delete_files",
-        "position_delete_files",
-        "deletion_vectors",
-        "equality_delete_files",
-        "delete_records",
-        "delete_bytes",
-    ]
-    frame_out = pd.DataFrame(out, columns=columns)
+    frame_out = pd.DataFrame(out, columns=PARTITION_COLUMNS)
     return frame_out.sort_values(["spec_id", "label"], ignore_index=True)
 
 
@@ -317,18 +306,49 @@ def check_present(spark: SparkSession, source: Source, paths: list[str], listing
         raise BrokenTable(source.describe(), missing, "is missing")
 
 
-def read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int | None = None) -> Metadata:
+def read(
+    spark: SparkSession,
+    source: Source,
+    jtable: Any,
+    small_file_bytes: int | None = None,
+    jar_name: str | None = None,
+) -> Metadata:
     """Everything the doctor judges, from the table's metadata only; each step timed.
+
+    Args:
+        jar_name: the Iceberg runtime jar (`engine.iceberg_jar`): the entries are summed in the
+            driver's JVM (`entry_counts`), else, or when that class cannot be compiled here,
+            through Spark's `entries` metadata table.
 
     Raises:
         BrokenTable: the current manifest list or a manifest is missing, or a metadata file
             cannot be read.
     """
     with guard(source.describe()):
-        return _read(spark, source, jtable, small_file_bytes)
+        return _read(spark, source, jtable, small_file_bytes, jar_name)
 
 
-def _read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int | None) -> Metadata:
+def _partitions(
+    spark: SparkSession,
+    source: Source,
+    jtable: Any,
+    specs: dict[int, Spec],
+    default_spec: int,
+    small: int,
+    jar_name: str | None,
+) -> tuple[pd.DataFrame, str, str | None]:
+    """The partitions' sums, the reader that summed them, and why not the driver's JVM."""
+    if jar_name is None:
+        return read_partitions(spark, source, specs, default_spec, small), "spark-entries", None
+    try:
+        return read_partitions_jvm(spark, jtable, specs, small, jar_name), "driver-jvm", None
+    except UserError as exc:  # no javac on this driver: Spark's metadata table sums the same
+        return read_partitions(spark, source, specs, default_spec, small), "spark-entries", str(exc)
+
+
+def _read(
+    spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int | None, jar_name: str | None
+) -> Metadata:
     timings: dict[str, float] = {}
 
     def timed(step: str, fn: Any) -> Any:
@@ -347,7 +367,9 @@ def _read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: in
         check_present(spark, source, [str(current.manifestListLocation())], listing)
     manifests = timed("manifests", lambda: read_manifests(spark, source, specs))
     check_present(spark, source, list(manifests.path), listing)
-    partitions = timed("entries", lambda: read_partitions(spark, source, specs, default_spec, small))
+    partitions, entries_reader, fallback = timed(
+        "entries", lambda: _partitions(spark, source, jtable, specs, default_spec, small, jar_name)
+    )
     snapshots = timed("snapshots", lambda: read_snapshots(spark, source))
     refs = timed(
         "refs",
@@ -401,4 +423,6 @@ def _read(spark: SparkSession, source: Source, jtable: Any, small_file_bytes: in
         all_manifests=all_manifests,
         small_file_bytes=small,
         timings=timings,
+        entries_reader=entries_reader,
+        entries_fallback=fallback,
     )

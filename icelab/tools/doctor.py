@@ -90,6 +90,12 @@ def parser() -> argparse.ArgumentParser:
         help="per window, time N plans of its count query on the table after one warm-up, and report "
         "the median beside the prediction (default 3; 0 measures nothing)",
     )
+    p.add_argument(
+        "--measure-budget",
+        metavar="SECONDS",
+        help="seconds those plans may take per table state (default 60; 'none': no limit): a window "
+        "whose plans would pass it is measured by one cold plan, and the windows after it are not",
+    )
     p.add_argument("--apply", action="store_true", help="run the advised statements, then check again")
     p.add_argument("--copy", action="store_true", help="apply on a copy registered from the current metadata")
     p.add_argument("--results", default=None, help="results directory (default: results)")
@@ -119,6 +125,22 @@ def _rules(items: list[str]) -> dict[str, dict[str, float]] | None:
     return rules
 
 
+NO_LIMIT = "none"
+
+
+def _budget(text: str | None) -> float | str | None:
+    """`--measure-budget`: seconds, NO_LIMIT, or None when not given (the config's stands)."""
+    if text is None or text.strip().lower() == NO_LIMIT:
+        return None if text is None else NO_LIMIT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if seconds <= 0:
+        raise UserError(f"bad --measure-budget '{text}': give seconds above 0, e.g. 60, or 'none'")
+    return seconds
+
+
 def compose(args: argparse.Namespace, table: str) -> DictConfig:
     """One table's run config: conf/ with experiment=doctor and the `--set` overrides, then the options."""
     from hydra import compose as hydra_compose
@@ -141,14 +163,18 @@ def compose(args: argparse.Namespace, table: str) -> DictConfig:
         "experiment.apply": args.apply,
         "experiment.copy": args.copy,
         "experiment.measure_plans": args.measure_plans,
+        "experiment.measure_budget_s": _budget(args.measure_budget),
     }
     if args.window:
         values["experiment.windows"] = args.window
     if args.results:
         values["paths.results_dir"] = args.results
     for key, value in values.items():
-        if value is not None or key in ("experiment.uri", "experiment.warehouse"):
-            OmegaConf.update(cfg, key, value, merge=False)
+        if value == NO_LIMIT:
+            value = None  # given as 'none': null in the config, no limit
+        elif value is None and key not in ("experiment.uri", "experiment.warehouse"):
+            continue
+        OmegaConf.update(cfg, key, value, merge=False)
     return cfg
 
 

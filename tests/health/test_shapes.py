@@ -85,6 +85,18 @@ def test_a_cut_metadata_json_is_broken(ctx, warehouse, results, capsys, keep_che
     assert spark_sql_shapes.metadata_listing(warehouse, name) == before
 
 
+def test_a_cut_manifest_is_broken_and_named_by_the_entries_pass(ctx, warehouse, results, capsys):
+    # Present (so the listing finds it) but cut short: the entries pass, in the driver's JVM,
+    # is the first to read it, and names it.
+    where = spark_sql_shapes.fragmented(ctx.spark, CATALOG, warehouse, "cut_manifest")
+    manifest = spark_sql_shapes.local(spark_sql_shapes.manifests_of(ctx.spark, CATALOG, "cut_manifest")[0])
+    manifest.write_bytes(manifest.read_bytes()[: manifest.stat().st_size // 2])
+    manifest.with_name(f".{manifest.name}.crc").unlink(missing_ok=True)
+    code, out, err = doctor(capsys, results, str(where))
+    assert_broken(code, out, err, manifest.name)
+    assert "manifest " in err and ("is cut short" in err or "not a readable Avro file" in err), err
+
+
 def delete_counts(spark, table: str) -> dict[str, int]:
     """Delete files by kind, from Iceberg's own delete_files table."""
     row = spark.sql(

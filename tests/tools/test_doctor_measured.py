@@ -59,7 +59,7 @@ def test_each_window_plan_scans_the_manifests_the_window_keeps(ctx, staggered, r
         run = report["doctor"]
         assert run["measure_plans"] == 3 and run["measure_warmups"] == 1 and run["seconds"] > 0
         assert 0 < run["driver_heap_peak_bytes"] <= run["driver_heap_max_bytes"]
-        assert re.search(r"doctor: [\d.]+ s; driver heap peak [\d.]+ [kMG]B of", out)
+        assert re.search(r"doctor: [\d.]+ s; driver heap peak at most [\d.]+ [kMG]B", out)
     # Measuring plans only: nothing was written to the table.
     assert snapshot_id(ctx.spark, TABLE) == before and metadata_files(staggered, "staggered") == files
 
@@ -91,3 +91,32 @@ def test_after_apply_on_a_copy_the_rewritten_state_is_measured_too(ctx, staggere
         assert w["manifests_scanned"] == w["manifests"] and w["measured_plans"] == 3, w
     assert "planning after, measured on the table" in out
     assert snapshot_id(ctx.spark, TABLE) == before  # the copy was rewritten, not the table
+
+
+def test_a_spent_budget_leaves_one_cold_plan_then_none(staggered, results, capsys):
+    # Any plan outlasts a microsecond: the first window gets its warm-up as its one plan, and
+    # the budget is spent before the others.
+    table = str(staggered / "db" / "staggered")
+    _, report, _, out = doctor(capsys, results, table, *WINDOWS, "--measure-budget", "0.000001", measure=True)
+    first, *rest = report["states"][0]["windows"]
+    assert first["measured_plans"] == 1 and first["measured_cold"] and first["measured_ms"] > 0, first
+    assert first["manifests_scanned"] == first["manifests"], first
+    for w in rest:
+        assert (w["measured_ms"], w["measured_plans"]) == (None, 0), w
+        assert w["measure_skipped"] == "the measuring budget (1e-06 s) was spent", w
+        assert f"{w['window']}: not measured: the measuring budget (1e-06 s) was spent" in out
+    assert "one cold plan: more would pass the measuring budget" in out
+    assert report["doctor"]["measure_budget_s"] == 1e-06
+    # No limit: every window gets its three plans after the warm-up.
+    _, report, _, out = doctor(capsys, results, table, *WINDOWS, "--measure-budget", "none", measure=True)
+    assert report["doctor"]["measure_budget_s"] is None
+    windows = report["states"][0]["windows"]
+    assert [(w["measured_plans"], w["measured_cold"]) for w in windows] == [(3, False)] * len(KEPT)
+
+
+@pytest.mark.parametrize("budget", ["0", "-5", "soon"])
+def test_a_bad_budget_is_one_line(staggered, results, capsys, budget):
+    from tests.tools.test_doctor import _one_line_error, main
+
+    code = main([str(staggered / "db" / "staggered"), "--measure-budget", budget, "--results", str(results)])
+    _one_line_error(code, capsys.readouterr().err, f"bad --measure-budget '{budget}'")

@@ -135,6 +135,12 @@ class DoctorConfig(_Strict):
     measure_plans: int = Field(
         default=3, ge=0, description="timed plans of each window's count query on the table (0: none)"
     )
+    measure_budget_s: float | None = Field(
+        default=60.0,
+        gt=0,
+        description="seconds the measured plans may take per table state; a window whose plans would "
+        "pass it is measured by one cold plan, and none after it is measured (null: no limit)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> DoctorConfig:

@@ -12,17 +12,15 @@ import hashlib
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import pyspark
 from tqdm import tqdm
 
+from icelab.core import javac
 from icelab.core.errors import UserError
-from icelab.core.preflight import iceberg_jar
 
 SOURCE = Path(__file__).with_name("MetaBuilder.java")
 SHAPED_SOURCE = SOURCE.with_name("ShapedBuilder.java")
@@ -47,50 +45,13 @@ def builder_sources_sha(source: Path) -> str:
     return hashlib.sha256(source.read_bytes() + SHARED_SOURCE.read_bytes()).hexdigest()[:12]
 
 
-def sources_sha() -> str:
-    """12 hex digits of every builder source: the compiled classes' version."""
-    return hashlib.sha256(b"".join(path.read_bytes() for path in SOURCES)).hexdigest()[:12]
-
-
-def classpath(jar_name: str) -> str:
-    """PySpark's jars and the Iceberg runtime jar."""
-    jars = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "jars"
-    return os.pathsep.join([f"{jars}/*", str(iceberg_jar(jar_name))])
-
-
-def cache_dir() -> Path:
-    """Where compiled classes live: per user, outside the repository."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "icelab" / f"metabuilder-{sources_sha()}"
-
-
 def compiled(jar_name: str) -> Path:
-    """The class directory, compiled now unless these sources were compiled before.
+    """The builders' class directory, compiled now unless these sources were compiled before.
 
     Raises:
         UserError: when javac is missing or fails.
     """
-    out = cache_dir()
-    if all((out / "icelab" / "metadata" / f"{path.stem}.class").exists() for path in SOURCES):
-        return out
-    javac = shutil.which("javac")
-    if javac is None:
-        raise UserError("javac not found: the metadata builder needs a JDK 17 (javac on PATH)")
-    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    done = subprocess.run(
-        [javac, "-nowarn", "-cp", classpath(jar_name), "-d", str(tmp), *map(str, SOURCES)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise UserError(f"javac failed on the metadata builder: {done.stderr.strip().splitlines()[0]}")
-    if out.exists():
-        shutil.rmtree(tmp)
-    else:
-        tmp.rename(out)
-    return out
+    return javac.compiled(SOURCES, "icelab.metadata", "metadata builder", jar_name)
 
 
 def run_builder(
@@ -114,7 +75,7 @@ def run_builder(
         f"-Xmx{heap}",
         *shlex.split(java_options),
         "-cp",
-        os.pathsep.join([str(compiled(jar_name)), classpath(jar_name)]),
+        os.pathsep.join([str(compiled(jar_name)), javac.classpath(jar_name)]),
         main,
         *(f"{k}={v}" for k, v in args.items()),
     ]
