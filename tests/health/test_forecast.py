@@ -85,11 +85,20 @@ def doctor(model: PlanningModel | None, target: int | None = None):
     return health, advise(health, meta, Source("/t", "hadoop", "cat", "db.t"), model, target)
 
 
-def test_the_model_is_the_one_costmodel_fits():
-    run = locate(None, RESULTS)
+def reference_only(tmp_path: Path) -> Path:
+    """A results directory holding the checkout's reference runs and no runs/: what a clean
+    checkout has, whatever a developer's own results/runs holds."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "reference").symlink_to(RESULTS / "reference")
+    return tmp_path
+
+
+def test_the_model_is_the_one_costmodel_fits(tmp_path):
+    base = reference_only(tmp_path)
+    run = locate(None, base)
     frame, states, windows = load(run)
     expected = fit_all(frame, None, states, windows)[("iceberg", "local")]
-    got = fitted([RESULTS])
+    got = fitted([base])
     assert got is not None and got.run == f"metadata_scale/{run.run_id}"
     assert got.threads == int(frame["planner_threads"].iloc[0])
     np.testing.assert_allclose(got.fit.result.params, expected.result.params)
@@ -138,7 +147,7 @@ def test_after_the_rewrite_a_window_is_predicted_from_the_manifests_it_would_rea
 def test_a_newest_run_that_cannot_be_fitted_gives_way_to_an_older_one(tmp_path):
     """A run of one state (the 10M target's: 3 cells of one layout) gives no fit: the doctor fits
     the newest run that gives one instead of predicting nothing."""
-    fittable = locate(None, RESULTS)
+    fittable = locate(None, reference_only(tmp_path / "checkout"))
     (one_state,) = sorted((RESULTS / "reference" / "clustered-10m" / "metadata_scale").iterdir())[-1:]
     runs = tmp_path / "runs" / "metadata_scale"
     shutil.copytree(fittable.path, runs / fittable.run_id)
