@@ -13,6 +13,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from icelab.analysis.calibration import Where
 from icelab.bench.context import open_context
 from icelab.charts import draw_charts
 from icelab.charts.health import write_charts
@@ -21,7 +22,7 @@ from icelab.core.config import DoctorConfig, doctor_config, parse_size
 from icelab.core.provenance import REPO
 from icelab.health.check import Policy, parse_duration
 from icelab.health.diagnosis import Diagnosis, diagnose, render, save
-from icelab.health.forecast import fitted
+from icelab.health.forecast import doctor_model
 from icelab.health.source import resolve
 
 
@@ -60,10 +61,10 @@ def run(cfg: DictConfig) -> Outcome:
     source = resolve(dcfg.table or "", dcfg.catalog, dcfg.uri, dcfg.warehouse)  # local: before Spark
     ctx = open_context(cfg, data=False)
     results = Path(ctx.paths.results_dir)
-    # The run `icelab costmodel` fits on: this results directory's, else the checkout's. Not yet a
-    # calibration: the doctor's verdicts turn on the model's gains, and its tests and stored runs
-    # were judged with this fit (docs/metadata-scale.md, "Calibration").
-    model = fitted([results, REPO / "results"])
+    # The calibration of this engine and storage (the model that passed its blind check,
+    # docs/costmodel-check-2.md), else the run `icelab costmodel` fits on.
+    where = Where.of(ctx.engine.name, cfg.storage.kind, cfg.storage.get("latency_ms"))
+    model = doctor_model(where, [results, REPO / "results"])
     copy_to = str(results / "doctor-copies") if dcfg.copy_table else None
     diagnosis = diagnose(
         ctx.spark,

@@ -23,6 +23,7 @@ import yaml
 from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
+from icelab.analysis.calibration import Where
 from icelab.bench.context import open_context
 from icelab.core import run_state, storage
 from icelab.core.config import EngineConfig, catalogue_config, manifest_health_rules
@@ -33,7 +34,7 @@ from icelab.datagen import pyiceberg_shapes, spark_sql_shapes
 from icelab.health.broken import EXIT_BROKEN, BrokenTable
 from icelab.health.check import Policy
 from icelab.health.diagnosis import Diagnosis, diagnose
-from icelab.health.forecast import PlanningModel, fitted, window_reads
+from icelab.health.forecast import PlanningModel, doctor_model, window_reads
 from icelab.health.source import resolve
 
 CATALOG = "catalogue"
@@ -236,7 +237,8 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
     ccfg = catalogue_config(cfg)
     ctx = open_context(cfg, data=False)
     results = Path(ctx.paths.results_dir)
-    model = fitted([results, REPO / "results"])
+    where = Where.of(ctx.engine.name, cfg.storage.kind, cfg.storage.get("latency_ms"))
+    model = doctor_model(where, [results, REPO / "results"])  # the doctor's, as `icelab doctor` takes it
     policy = Policy(rules=manifest_health_rules(), windows=tuple(ccfg.windows))
     run_dir = ctx.new_run(ccfg.name)
     with tempfile.TemporaryDirectory(prefix="doctor-catalogue-") as scratch:

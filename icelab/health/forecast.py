@@ -1,9 +1,11 @@
 """Planning predicted by the planning cost model (`icelab.analysis.planning_model`, the one
 `icelab costmodel` fits) from what the doctor reads of a table.
 
-The model is fitted once per doctor run, on the run `icelab costmodel` fits on (the newest
-complete `metadata_scale` run under results/runs, then results/reference), in Iceberg's default
-planning mode (local, on the driver's worker pool) on as many threads as that run's driver had.
+The model is the calibration of the doctor's engine and storage (`icelab costmodel calibrate`;
+results/calibrations, then results/reference/calibrations) when one matches, else fitted once per
+doctor run on the run `icelab costmodel` fits on (the newest complete `metadata_scale` run under
+results/runs, then results/reference); Iceberg's default planning mode (local, on the driver's
+worker pool), on as many threads as the calibration's or that run's driver had.
 A window's reads map onto the model's inputs: the data manifests it keeps (manifests_read), their
 live entries (entries_read), the largest one's (largest_manifest_entries, which sets the busiest
 thread), the live entries of the partitions inside it (entries_matched: all of a partition's, where
@@ -22,6 +24,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from icelab.analysis import calibration
+from icelab.analysis.calibration import Where
 from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, with_busiest
 from icelab.analysis.planning_model import LEVEL, Fit, fit
 from icelab.analysis.planning_runs import load, newest_first
@@ -132,6 +136,29 @@ def _fits(path: Path, mtime_ns: int, size: int) -> tuple[dict[str, Fit], int]:
         raise UserError(f"{path}: not a run directory")
     frame, states, windows = load(run)
     return fit(frame, ICEBERG, states=states, windows=windows), int(frame["planner_threads"].iloc[0])
+
+
+def calibrated(where: Where, bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE) -> PlanningModel | None:
+    """The model of Iceberg's `mode` from the calibration of `where` (`icelab costmodel calibrate`:
+    the calibrations made under each of `bases`, then the committed ones); None when none matches
+    the engine and storage, or it has no fit of `mode`."""
+    found = calibration.matching(where, bases)
+    if found is None:
+        return None
+    try:
+        model = calibration.iceberg_fit(found, mode)
+    except KeyError:
+        return None
+    return PlanningModel(
+        model, f"calibration/{found.where.key} (run {found.run_id})", str(found.path), found.threads
+    )
+
+
+def doctor_model(where: Where, bases: Sequence[Path]) -> PlanningModel | None:
+    """The doctor's model: the calibration of its engine and storage (the model that passed its
+    blind check on local disk, docs/costmodel-check-2.md), else the fit on the newest metadata_scale
+    run, else None."""
+    return calibrated(where, bases) or fitted(bases)
 
 
 def window_reads(window: dict[str, Any]) -> dict[str, float]:

@@ -10,14 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from icelab.analysis import calibration
+from icelab.analysis.calibration import Where
 from icelab.analysis.manifest_layouts import AS_INGESTED, predict_table
+from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
 from icelab.analysis.planning_model import fit_all
 from icelab.analysis.planning_runs import load, locate
 from icelab.core.config import manifest_health_rules
 from icelab.health.advice import advise
 from icelab.health.check import Policy, examine
 from icelab.health.diagnosis import render_advice
-from icelab.health.forecast import NO_FIT, PlanningModel, fitted
+from icelab.health.forecast import NO_FIT, PlanningModel, calibrated, doctor_model, fitted
 from icelab.health.reader import Metadata
 from icelab.health.source import Source
 from icelab.health.spec import Field, Spec
@@ -164,3 +167,20 @@ def test_without_a_run_to_fit_on_there_is_no_prediction(tmp_path):
     assert all("now_ms" not in p and "after_ms" not in p for p in advice.predictions)
     lines = render_advice(advice)
     assert sum(NO_FIT in line for line in lines) == 1 and not any(" ms" in line for line in lines)
+
+
+def test_the_doctor_takes_the_calibration_of_its_engine_and_storage(tmp_path):
+    base = reference_only(tmp_path)
+    local = Where.of("local", "local")
+    model = doctor_model(local, [base])
+    assert model is not None and model.run.startswith("calibration/local-local-0ms (run ")
+    expected = calibration.iceberg_fit(calibration.matching(local, [base]), ICEBERG_DEFAULT_MODE)
+    np.testing.assert_allclose(model.fit.result.params, expected.result.params)
+    assert model.path.endswith("local-local-0ms.json") and "busiest_thread_kb" in model.fit.features
+
+
+def test_without_a_calibration_of_its_store_the_doctor_fits_the_newest_run(tmp_path):
+    base = reference_only(tmp_path)
+    assert calibrated(Where.of("local", "object", 20), [base]) is None
+    model = doctor_model(Where.of("local", "object", 20), [base])
+    assert model is not None and model.run == f"metadata_scale/{locate(None, base).run_id}"

@@ -102,6 +102,9 @@ def test_same_verdict_and_statistics_as_manifest_health(ctx, tiny, results, caps
     for chart in ("manifests_per_partition.png", "manifest_sizes.png", "env.json", "config.yaml"):
         assert (run_dir / chart).is_file(), chart
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    # Its model: the committed calibration of this engine and storage, named in the report.
+    assert report["planning_model"]["run"].startswith("calibration/local-local-0ms (run ")
+    assert "fitted on run calibration/local-local-0ms" in out
 
 
 def _append(spark, table: str, rows: list[tuple[int, dt.datetime]]) -> None:
