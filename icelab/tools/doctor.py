@@ -8,6 +8,7 @@ metadata only (no data read), without running a benchmark.
     icelab doctor db.events --catalog rest --uri http://catalog:8181
     icelab doctor /data/warehouse/db/events --apply           # run the advice, then check again
     icelab doctor /data/warehouse/db/events --measure-plans 0 # do not time plans on the table
+    icelab doctor /data/warehouse/db/events --measure-budget none  # time every window, however long
     icelab doctor /data/warehouse/db/events --copy            # the same on a registered copy
     icelab doctor /wh/db/events /wh/db/orders                 # several tables, one Spark session
     icelab doctor --namespace db --warehouse /data/warehouse  # every table of a namespace
