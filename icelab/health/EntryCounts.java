@@ -186,7 +186,7 @@ public final class EntryCounts {
         ByteBuffer copy = ((ByteBuffer) value).duplicate();
         byte[] bytes = new byte[copy.remaining()];
         copy.get(bytes);
-        value = ByteBuffer.wrap(bytes);
+        value = ByteBuffer.wrap(bytes);  // its own array, whole: `token` reads it back as is
       } else if (value instanceof byte[]) {
         value = ByteBuffer.wrap(((byte[]) value).clone());
       } else if (value instanceof CharSequence) {
@@ -227,10 +227,7 @@ public final class EntryCounts {
       return "d" + ((BigDecimal) value).toPlainString();
     }
     if (value instanceof ByteBuffer) {
-      ByteBuffer copy = ((ByteBuffer) value).duplicate();
-      byte[] bytes = new byte[copy.remaining()];
-      copy.get(bytes);
-      return "x" + b64.encodeToString(bytes);
+      return "x" + b64.encodeToString(((ByteBuffer) value).array()); // a key's copy (`key`)
     }
     // Strings (Iceberg may hold a CharSequence), UUIDs: their text, which Spark gives too.
     return "s" + b64.encodeToString(value.toString().getBytes(StandardCharsets.UTF_8));

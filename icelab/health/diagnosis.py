@@ -508,7 +508,7 @@ def render(diagnosis: Diagnosis) -> str:
         lines += [
             "",
             *render_visit(v),
-            *render_measured(v, diagnosis.measure_plans, "after", diagnosis.measure_budget_s),
+            *render_measured(v, diagnosis.measure_plans, "after", budget_s=diagnosis.measure_budget_s),
             *render_advice(v.advice),
         ]
     if diagnosis.applied:

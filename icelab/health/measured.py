@@ -66,11 +66,9 @@ def planned(spark: SparkSession, sql: str, plans: int, budget_s: float | None = 
     when a plan failed. When the warm-ups and `plans` more plans as slow as the last warm-up
     would pass `budget_s`, that warm-up is the one plan measured (`measured_cold`)."""
     warm = [measure(spark, sql, execute=False) for _ in range(WARMUPS)]
-    runs = warm
     slow = (warm[-1].planning_ms or 0.0) if warm else 0.0
     cold = budget_s is not None and bool(warm) and slow * (WARMUPS + plans) / 1000 > budget_s
-    if not cold:
-        runs = [measure(spark, sql, execute=False) for _ in range(plans)]
+    runs = warm[-1:] if cold else [measure(spark, sql, execute=False) for _ in range(plans)]
     failed = next((m for m in (*warm, *runs) if m.status != "ok"), None)
     if failed is not None:
         return NOT_MEASURED | {"measure_error": failed.error}

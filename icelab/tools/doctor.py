@@ -126,13 +126,10 @@ def _rules(items: list[str]) -> dict[str, dict[str, float]] | None:
     return rules
 
 
-NO_LIMIT = "none"
-
-
-def _budget(text: str | None) -> float | str | None:
-    """`--measure-budget`: seconds, NO_LIMIT, or None when not given (the config's stands)."""
-    if text is None or text.strip().lower() == NO_LIMIT:
-        return None if text is None else NO_LIMIT
+def _budget(text: str) -> float | None:
+    """`--measure-budget`: seconds, or None for 'none' (no limit)."""
+    if text.strip().lower() == "none":
+        return None
     try:
         seconds = float(text)
     except ValueError:
@@ -164,18 +161,16 @@ def compose(args: argparse.Namespace, table: str) -> DictConfig:
         "experiment.apply": args.apply,
         "experiment.copy": args.copy,
         "experiment.measure_plans": args.measure_plans,
-        "experiment.measure_budget_s": _budget(args.measure_budget),
     }
     if args.window:
         values["experiment.windows"] = args.window
     if args.results:
         values["paths.results_dir"] = args.results
     for key, value in values.items():
-        if value == NO_LIMIT:
-            value = None  # given as 'none': null in the config, no limit
-        elif value is None and key not in ("experiment.uri", "experiment.warehouse"):
-            continue
-        OmegaConf.update(cfg, key, value, merge=False)
+        if value is not None or key in ("experiment.uri", "experiment.warehouse"):
+            OmegaConf.update(cfg, key, value, merge=False)
+    if args.measure_budget is not None:  # 'none' sets null: no limit
+        OmegaConf.update(cfg, "experiment.measure_budget_s", _budget(args.measure_budget), merge=False)
     return cfg
 
 
