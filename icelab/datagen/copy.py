@@ -102,20 +102,20 @@ def _metadata_pairs(
     return Plan(pairs, row.latest_version, staging)  # type: ignore[arg-type]
 
 
-def _fix_location(spark: SparkSession, plan: Plan, built: Dataset, target: Dataset) -> None:
-    """Point each staged metadata.json's `location` at the target.
+def fix_location(spark: SparkSession, pairs: list[tuple[str, str]], source_uri: str, target_uri: str) -> None:
+    """Point each staged metadata.json's `location` at the target table's place.
 
     The table location is written as `file:///...` while every other path is `file:/...`; the
     procedure rewrites only paths under its one source prefix and leaves that field as it was,
     and a table whose location is the source would write new files (a profile's manifests) there.
     """
     fs = Storage(spark)
-    for staged, _ in plan.pairs:
+    for staged, _ in pairs:
         if not staged.endswith(".metadata.json"):
             continue
         meta = json.loads(fs.read_text(staged))
-        if meta.get("location") in (built.iceberg_uri, hadoop_form(built.iceberg_uri)):
-            meta["location"] = target.iceberg_uri
+        if meta.get("location") in (source_uri, hadoop_form(source_uri)):
+            meta["location"] = target_uri
             fs.write_text_atomic(staged, json.dumps(meta))
 
 
@@ -125,16 +125,20 @@ def _parquet_pairs(spark: SparkSession, source: Dataset, target: Dataset) -> Ite
         yield f.path, target.parquet_uri + hadoop_form(f.path).removeprefix(src_root)
 
 
-def _copy_all(spark: SparkSession, pairs: list[tuple[str, str]], progress: bool) -> int:
-    """Copy each (source, target) file; returns the bytes copied."""
+def copy_files(spark: SparkSession, pairs: list[tuple[str, str]], progress: bool, dst_fs: Any = None) -> int:
+    """Copy each (source, target) file; returns the bytes copied.
+
+    Args:
+        dst_fs: the Hadoop FileSystem to write through (a py4j object); None: the target's own.
+    """
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
 
     def one(pair: tuple[str, str]) -> int:
         src, dst = (jvm.org.apache.hadoop.fs.Path(p) for p in pair)
-        src_fs, dst_fs = src.getFileSystem(conf), dst.getFileSystem(conf)
+        src_fs, to_fs = src.getFileSystem(conf), dst_fs or dst.getFileSystem(conf)
         size = int(src_fs.getFileStatus(src).getLen())
-        if not jvm.org.apache.hadoop.fs.FileUtil.copy(src_fs, src, dst_fs, dst, False, True, conf):
+        if not jvm.org.apache.hadoop.fs.FileUtil.copy(src_fs, src, to_fs, dst, False, True, conf):
             raise UserError(f"copy of {pair[0]} to {pair[1]} failed")
         return size
 
@@ -172,9 +176,9 @@ def copy_dataset(
     built = built or source
     plan = _metadata_pairs(spark, source, built, target, engine)
     try:
-        _fix_location(spark, plan, built, target)
+        fix_location(spark, plan.pairs, built.iceberg_uri, target.iceberg_uri)
         pairs = plan.pairs + list(_parquet_pairs(spark, source, target))
-        copied = _copy_all(spark, pairs, progress)
+        copied = copy_files(spark, pairs, progress)
         # The Hadoop catalog finds the current metadata.json through this hint.
         version = plan.latest_version.removeprefix("v").split(".", 1)[0]
         fs.write_text_atomic(storage.join(target.iceberg_uri, "metadata", "version-hint.text"), version)

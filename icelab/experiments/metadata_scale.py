@@ -312,6 +312,7 @@ def built_line(state: MetaState, info: dict[str, Any]) -> str:
         f"{state.label}: {info['data_files']:,} entries; {layouts}; "
         f"Parquet placeholders {info['parquet_files']:,}; built in {info['build_wall_s'] / 60:.1f} min; "
         f"{info['disk_bytes'] / 1e9:.2f} GB on disk; {state.path}"
+        + (f"; mirrored to {state.store} in {info['mirror']['seconds']:.0f} s" if state.store else "")
     )
 
 
@@ -325,12 +326,14 @@ def run(cfg: DictConfig) -> Path | None:
     mcfg: MetadataScaleConfig = metadata_scale_config(cfg)
     sizes, protocol = meta_configs(cfg), protocol_config(cfg)
     load_query(mcfg.query)  # an unknown query, or states off local disk, fail before Spark starts
-    meta_root(mcfg, paths_config(cfg).data_dir)
+    paths = paths_config(cfg)
+    meta_root(mcfg, paths.data_dir, paths.copy_from)
     ctx = open_context(cfg)
     built = ctx.dataset()  # the template: the real entries the states copy
     progress = bool(cfg.progress)
     states = [
-        MetaState.of(name, size, mcfg, built.dataset, ctx.paths.data_dir) for name, size in sizes.items()
+        MetaState.of(name, size, mcfg, built.dataset, ctx.paths.data_dir, ctx.paths.copy_from)
+        for name, size in sizes.items()
     ]
     infos = {s.name: ensure(ctx.spark, s, ctx.engine, bool(cfg.force), progress) for s in states}
     if mcfg.build_only:

@@ -13,7 +13,6 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from icelab.bench.windows import Window
-from icelab.core import storage
 from icelab.core.iceberg import load_table
 from icelab.datagen.metadata.state import MetaState
 from icelab.health.check import spans_read
@@ -42,8 +41,8 @@ def state_inputs(spark: SparkSession, state: MetaState, windows: list[Window]) -
             kind="hadoop",
             catalog=state.catalog,
             ident=f"bench.{layout_name}",
-            location=storage.to_uri(str(state.table_path(layout_name))),
-            warehouse=storage.to_uri(str(state.path / "iceberg")),
+            location=state.table_uri(layout_name),
+            warehouse=state.warehouse_uri,
         )
         meta = read(spark, source, load_table(spark, name))
         for found in spans_read(meta, spans):

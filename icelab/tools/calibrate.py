@@ -5,7 +5,8 @@
     icelab costmodel calibrate --storage object --latency-ms 20  # the store, 20 ms added
     icelab costmodel calibrate --from results/runs/costmodel_calibrate/<run_id>   # no benchmark
 
-It runs `python run.py experiment=costmodel_calibrate engine=... storage=...` (extra Hydra
+It runs `python run.py experiment=costmodel_calibrate engine=... storage=...` (on a store,
+`experiment=costmodel_calibrate_store`, a ladder of states up to 200,000 entries; extra Hydra
 overrides after `--`), which measures a short ladder of metadata states and stores the fit in
 results/calibrations/<engine>-<storage>-<latency>ms.json; `--from` makes the calibration of a
 run already stored instead. `icelab costmodel` and the doctor use the calibration of the engine
@@ -54,7 +55,9 @@ def parser() -> argparse.ArgumentParser:
 
 def command(args: argparse.Namespace) -> list[str]:
     """The run.py command line that measures and stores the calibration."""
-    line = [sys.executable, str(REPO / "run.py"), "experiment=costmodel_calibrate"]
+    # On a store, a ladder that fits in 10 minutes at +20 ms (conf/experiment/costmodel_calibrate_store.yaml).
+    experiment = "costmodel_calibrate_store" if args.storage == "object" else "costmodel_calibrate"
+    line = [sys.executable, str(REPO / "run.py"), f"experiment={experiment}"]
     line += [f"engine={args.engine}", f"storage={args.storage}"]
     if args.latency_ms is not None:
         line.append(f"storage.latency_ms={args.latency_ms}")

@@ -47,9 +47,9 @@ CASES = [
     # Unknown names
     pytest.param(
         ["experiment=nope"],
-        "unknown experiment 'nope' (choose from: canonical, costmodel_calibrate, costmodel_check, "
-        "costmodel_check_2, datagen, doctor, doctor_catalogue, manifest_8mb, manifest_health, "
-        "manifest_sweep, metadata_scale, schema_evolution, smoke, snapshot_expiry, verify)",
+        "unknown experiment 'nope' (choose from: canonical, costmodel_calibrate, costmodel_calibrate_store, "
+        "costmodel_check, costmodel_check_2, datagen, doctor, doctor_catalogue, manifest_8mb, "
+        "manifest_health, manifest_sweep, metadata_scale, schema_evolution, smoke, snapshot_expiry, verify)",
         id="unknown-experiment",
     ),
     pytest.param(
@@ -63,8 +63,8 @@ CASES = [
     ),
     pytest.param(
         ["experiment=metadata_scale", "meta=[meta_micro]", "experiment.meta_dir=s3a://bucket/meta"],
-        "s3a://bucket/meta: metadata-scale states are built on local disk (the Parquet side is a tree of "
-        "sparse placeholder files); give a local paths.data_dir or experiment.meta_dir",
+        "s3a://bucket/meta: metadata-scale states are built on local disk (the builder writes local "
+        "files; a store gets a mirror); give a local experiment.meta_dir",
         id="metadata-state-not-on-local-disk",
     ),
     pytest.param(

@@ -50,3 +50,20 @@ def test_calibrate_stores_the_fit_of_this_engine_and_storage(compose_run, ctx, t
     assert [s.split("-")[0] for s in facts["states"]] == ["meta_micro"] and facts["template"].startswith(
         "tiny-"
     )
+
+
+def test_the_store_ladder_is_the_local_one_less_its_1m_rung_on_the_bucket(compose_cfg) -> None:  # noqa: ANN001
+    """costmodel_calibrate_store: the local ladder's states (the same configs, so the same hashes)
+    less cal_1m, left out by a null (which the config loader drops), on the store, built under
+    the local data directory it names."""
+    from icelab.core.config.base import as_dict
+
+    local = as_dict(compose_cfg("experiment=costmodel_calibrate"), "meta")
+    cfg = compose_cfg("experiment=costmodel_calibrate_store")
+    store = {name: size for name, size in as_dict(cfg, "meta").items() if size is not None}
+    assert set(store) == set(local) - {"cal_1m"} and cfg.meta.cal_1m is None
+    build_keys = ("data_files", "manifests", "days", "rewrites", "partitioning", "schema")
+    for name, size in store.items():
+        assert [size[k] for k in build_keys] == [local[name][k] for k in build_keys]
+    assert cfg.storage.kind == "object" and cfg.paths.data_dir.startswith("s3a://")
+    assert cfg.paths.copy_from == "data" and list(cfg.experiment.windows) == ["1d", "30d", "180d"]

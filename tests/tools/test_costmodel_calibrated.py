@@ -143,11 +143,13 @@ def test_the_calibrate_command_line_names_engine_and_storage(tmp_path):
     from icelab.tools.calibrate import command, parser
 
     line = command(parser().parse_args(["--storage", "object", "--latency-ms", "20", "meta=[meta_micro]"]))
+    # On the store, the store's ladder (conf/experiment/costmodel_calibrate_store.yaml).
     assert line[2:] == [
-        "experiment=costmodel_calibrate",
+        "experiment=costmodel_calibrate_store",
         "engine=local",
         "storage=object",
         "storage.latency_ms=20",
         "meta=[meta_micro]",
     ]
     assert Path(line[1]).name == "run.py"
+    assert command(parser().parse_args([]))[2:4] == ["experiment=costmodel_calibrate", "engine=local"]

@@ -139,5 +139,7 @@ def metadata_scale_config(cfg: DictConfig) -> MetadataScaleConfig:
 
 
 def meta_configs(cfg: DictConfig) -> dict[str, MetaSizeConfig]:
-    """Every selected state of the `meta` group, by name, validated."""
-    return {name: load(MetaSizeConfig, cfg, f"meta.{name}") for name in as_dict(cfg, "meta")}
+    """Every selected state of the `meta` group, by name, validated; a state set to null
+    (`meta.cal_1m=null`, or in an experiment that extends another's ladder) is left out."""
+    chosen = as_dict(cfg, "meta")
+    return {name: load(MetaSizeConfig, cfg, f"meta.{name}") for name in chosen if chosen[name] is not None}

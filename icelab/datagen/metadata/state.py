@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,29 +35,49 @@ from icelab.core.config.metadata import MetadataScaleConfig, MetaSizeConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json
 from icelab.core.session import register_iceberg_catalog
+from icelab.core.storage import Storage
+from icelab.datagen.copy import hadoop_form
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.ingest import create_iceberg_table
-from icelab.datagen.metadata import layout, shapes
+from icelab.datagen.metadata import layout, mirror, shapes
 from icelab.datagen.metadata.java import BUILDER_VERSION, MAIN, run_builder
 
 MARKER = "state.json"
+MIRRORED = "mirrored"  # under the build root: the local builds of states mirrored to a store
 AS_INGESTED = "as_ingested"
 
 
-def meta_root(experiment: MetadataScaleConfig, data_dir: str) -> Path:
-    """Where states are built: `experiment.meta_dir`, else `<data_dir>/meta`.
+def meta_root(experiment: MetadataScaleConfig, data_dir: str, copy_from: str | None = None) -> Path:
+    """Where states are built, on local disk: `experiment.meta_dir`, else `<data_dir>/meta`; for a
+    data directory elsewhere (an object store), `<copy_from>/meta`, mirrored to the store from
+    there (`icelab.datagen.metadata.mirror`).
 
     Raises:
-        UserError: for a place that is not on local disk.
+        UserError: for a build place that is not on local disk, or a data directory elsewhere
+            without a local `paths.copy_from` (the builder reads its template there).
     """
-    where = experiment.meta_dir or storage.join(storage.to_uri(data_dir), "meta")
+    if store_root(data_dir) is not None and (
+        copy_from is None or storage.local_path(storage.to_uri(copy_from)) is None
+    ):
+        raise UserError(
+            f"{data_dir}: metadata-scale states are built on local disk and mirrored to the store; "
+            "give paths.copy_from, a local data directory holding the template dataset (e.g. data)"
+        )
+    where = experiment.meta_dir or storage.join(storage.to_uri(copy_from or data_dir), "meta")
     uri = storage.to_uri(where)
     if not uri.startswith("file:"):
         raise UserError(
-            f"{where}: metadata-scale states are built on local disk (the Parquet side is a tree "
-            "of sparse placeholder files); give a local paths.data_dir or experiment.meta_dir"
+            f"{where}: metadata-scale states are built on local disk (the builder writes local "
+            "files; a store gets a mirror); give a local experiment.meta_dir"
         )
     return Path(uri.removeprefix("file://").removeprefix("file:"))
+
+
+def store_root(data_dir: str) -> str | None:
+    """`<data_dir>/meta` when the data directory is not on local disk (states are mirrored there),
+    else None."""
+    uri = storage.to_uri(data_dir)
+    return None if uri.startswith("file:") else storage.join(uri, "meta")
 
 
 def builds_parquet(size: MetaSizeConfig, experiment: MetadataScaleConfig) -> bool:
@@ -98,7 +119,8 @@ class MetaState:
     template: Dataset
     seed: int
     hash: str
-    path: Path
+    path: Path  # where it is built, on local disk
+    store: str | None = None  # where it is mirrored and measured, when not on local disk
 
     @classmethod
     def of(
@@ -108,16 +130,32 @@ class MetaState:
         experiment: MetadataScaleConfig,
         template: Dataset,
         data_dir: str,
+        copy_from: str | None = None,
     ) -> MetaState:
-        """The state a config describes, under `experiment.meta_dir` or `<data_dir>/meta`.
+        """The state a config describes, built under `meta_root` and, for a data directory not on
+        local disk, mirrored to `<data_dir>/meta/<name>-<hash>` (the builder's template is then the
+        dataset under `copy_from`: the same dataset, the same hash).
 
         Raises:
-            UserError: for a data directory that is not on local disk.
+            UserError: as `meta_root`; for a state with a Parquet tree on a store (not mirrored).
         """
-        root = meta_root(experiment, data_dir)
+        root = meta_root(experiment, data_dir, copy_from)
         spec = spec_of(size, experiment, template)
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
-        return cls(name, size, experiment, template, experiment.seed, digest, root / f"{name}-{digest}")
+        on_store = store_root(data_dir)
+        if on_store is None:
+            return cls(name, size, experiment, template, experiment.seed, digest, root / f"{name}-{digest}")
+        if builds_parquet(size, experiment):
+            raise UserError(
+                f"meta.{name}: its Parquet placeholder tree is not mirrored to a store; "
+                f"set meta.{name}.parquet=false (the Iceberg tables are)"
+            )
+        assert copy_from is not None  # meta_root refuses a store without it
+        local = Dataset.of(template.config, copy_from)
+        # Apart from the local state of the same hash: built with its paths in one form (`built_uri`).
+        path = root / MIRRORED / f"{name}-{digest}"
+        store = storage.join(on_store, path.name)
+        return cls(name, size, experiment, local, experiment.seed, digest, path, store)
 
     @property
     def label(self) -> str:
@@ -128,6 +166,13 @@ class MetaState:
     def catalog(self) -> str:
         """The Iceberg catalog of its tables, caches as the engine pins them (off)."""
         return f"meta_{self.hash}"
+
+    @property
+    def build_catalog(self) -> str:
+        """A catalog of the tables where they are built: Spark keeps a catalog it has loaded, so
+        the catalog measured (on the store, when mirrored) is never the one built through, nor
+        that of the same state built in another place."""
+        return f"metabuild_{self.hash}_{hashlib.sha256(str(self.path).encode()).hexdigest()[:6]}"
 
     @property
     def cached_catalog(self) -> str:
@@ -149,8 +194,26 @@ class MetaState:
         return f"{self.cached_catalog if cached else self.catalog}.bench.{layout_name}"
 
     def table_path(self, layout_name: str) -> Path:
-        """A layout's Iceberg table directory."""
+        """A layout's Iceberg table directory where it is built."""
         return self.path / "iceberg" / "bench" / layout_name
+
+    def built_uri(self, layout_name: str | None = None) -> str:
+        """Its warehouse (or a layout's table) where it is built. A state to mirror names every
+        file `file:/...`, the one prefix `rewrite_table_path` takes; a local state keeps the forms
+        it always had (the builder names manifest lists by plain path, the rest `file:///`), so
+        its hash still names the same bytes."""
+        where = self.path / "iceberg" if layout_name is None else self.table_path(layout_name)
+        uri = storage.to_uri(str(where))
+        return hadoop_form(uri) if self.store else uri
+
+    @property
+    def warehouse_uri(self) -> str:
+        """The warehouse its catalogs read: on the store when mirrored, else where it is built."""
+        return storage.join(self.store, "iceberg") if self.store else self.built_uri()
+
+    def table_uri(self, layout_name: str) -> str:
+        """A layout's Iceberg table where it is measured (`warehouse_uri`)."""
+        return storage.join(self.warehouse_uri, "bench", layout_name)
 
     @property
     def parquet_path(self) -> Path:
@@ -188,7 +251,7 @@ BUILD_KEYS = ("data_files", "manifests", "manifests_per_commit", "days", "rewrit
 
 def register(spark: SparkSession, state: MetaState, engine: EngineConfig) -> None:
     """Both catalogs of the state's warehouse, and its Parquet table when there is one."""
-    warehouse = storage.to_uri(str(state.path / "iceberg"))
+    warehouse = state.warehouse_uri
     register_iceberg_catalog(spark, state.catalog, warehouse, engine)
     register_iceberg_catalog(
         spark, state.cached_catalog, warehouse, engine.model_copy(update={"iceberg_metadata_cache": True})
@@ -245,12 +308,50 @@ def ensure(
     info = None if force else read_marker(state)
     if info is None:
         info = _build(spark, state, engine, progress)
+    if state.store is not None:
+        info = _mirrored(spark, state, engine, info, force, progress)
     locks.acquire(key, what, exclusive=False)
     register(spark, state, engine)
     return info
 
 
+def _mirrored(
+    spark: SparkSession,
+    state: MetaState,
+    engine: EngineConfig,
+    info: dict[str, Any],
+    force: bool,
+    progress: bool,
+) -> dict[str, Any]:
+    """The store's completion mark: reused when it names this state, else the state mirrored there
+    (`icelab.datagen.metadata.mirror`) and the mark written last."""
+    assert state.store is not None
+    fs, marker = Storage(spark), storage.join(state.store, MARKER)
+    if not force and fs.exists(marker):
+        found = json.loads(fs.read_text(marker))
+        if found.get("hash") == state.hash and "mirror" in found:
+            return found
+    print(f"{state.label}: mirroring to {state.store}", file=sys.stderr)
+    tables = {name: (state.built_uri(name), state.table_uri(name)) for name in state.layouts}
+    staging = storage.to_uri(str(state.path))
+    done = mirror.mirror(spark, engine, state.built_uri(), tables, state.store, staging, progress)
+    files = sum(layout["files"] for layout in done["layouts"].values())
+    sent = sum(layout["bytes"] for layout in done["layouts"].values())
+    print(
+        f"{state.label}: mirrored, {files:,} files ({sent / 1e6:,.0f} MB) in {done['seconds']:.0f} s",
+        file=sys.stderr,
+    )
+    found = info | {"mirror": done}
+    fs.write_text_atomic(marker, json.dumps(found))
+    return found
+
+
 def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress: bool) -> dict[str, Any]:
+    if not Path(state.template.iceberg_uri.removeprefix("file://")).is_dir():
+        raise UserError(
+            f"{state.template.uri}: the template dataset of {state.label} is not there "
+            "(the builder reads its data files' entries); build or copy it there first"
+        )
     shutil.rmtree(state.path, ignore_errors=True)
     state.path.mkdir(parents=True)
     started = dt.datetime.now(dt.timezone.utc)
@@ -258,8 +359,8 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
     counts = state.counts()
     counts_file = state.path / "counts.bin"
     counts.astype(">i4").tofile(counts_file)
-    register_iceberg_catalog(spark, state.catalog, storage.to_uri(str(state.path / "iceberg")), engine)
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {state.catalog}.bench")
+    register_iceberg_catalog(spark, state.build_catalog, state.built_uri(), engine)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {state.build_catalog}.bench")
     schema = spark.table(state.template.iceberg_table).schema
     rows_per_file = spark.sql(f"SELECT avg(record_count) FROM {state.template.iceberg_table}.files").first()[
         0
@@ -282,10 +383,10 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
             spark,
             state.template,
             shapes.table_schema(schema, size.columns),
-            table=state.table(name),
+            table=f"{state.build_catalog}.bench.{name}",
             partitioned_by=shapes.PARTITIONED_BY[size.partitioning],
         )
-        args = {**common, "target": str(state.table_path(name))}
+        args = {**common, "target": state.built_uri(name) if state.store else str(state.table_path(name))}
         if size.shaped:
             args |= shapes.builder_args(size)
         if name == AS_INGESTED:
