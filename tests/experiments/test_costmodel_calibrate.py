@@ -67,3 +67,32 @@ def test_the_store_ladder_is_the_local_one_less_its_1m_rung_on_the_bucket(compos
         assert [size[k] for k in build_keys] == [local[name][k] for k in build_keys]
     assert cfg.storage.kind == "object" and cfg.paths.data_dir.startswith("s3a://")
     assert cfg.paths.copy_from == "data" and list(cfg.experiment.windows) == ["1d", "30d", "180d"]
+
+
+def test_the_third_checks_ladder_is_the_store_calibrations_and_its_held_out_sizes_are_new(
+    compose_cfg,
+) -> None:  # noqa: ANN001
+    """costmodel_check_3 measures the store calibration's four states (the same build settings, so
+    the same hashes) on the calibration's windows, Iceberg's local planning only, then five shapes
+    at 100,000 entries in 150 commits, a size no earlier check's config names, on the store at +20 ms."""
+    from icelab.core.config.base import as_dict
+
+    def chosen(name: str) -> dict:
+        return {k: v for k, v in as_dict(compose_cfg(f"experiment={name}"), "meta").items() if v is not None}
+
+    calibration, check = chosen("costmodel_calibrate_store"), chosen("costmodel_check_3")
+    ladder = {k: v for k, v in check.items() if not k.startswith("heldout_")}
+    assert set(ladder) == set(calibration)
+    build_keys = ("data_files", "manifests", "days", "rewrites", "partitioning", "schema", "repetitions")
+    for name, size in ladder.items():
+        assert [size[k] for k in build_keys] == [calibration[name][k] for k in build_keys]
+        assert size["parquet"] is False and size["modes"] == ["local"]
+        assert size["windows"] in (None, ["1d", "30d", "180d"], calibration[name]["windows"])
+    held = {k: v for k, v in check.items() if k.startswith("heldout_")}
+    assert len(held) == 5 and {(v["data_files"], v["manifests"]) for v in held.values()} == {(100_000, 150)}
+    earlier = [chosen("costmodel_check"), chosen("costmodel_check_2")]
+    assert all(
+        (v["data_files"], v["manifests"]) != (100_000, 150) for found in earlier for v in found.values()
+    )
+    cfg = compose_cfg("experiment=costmodel_check_3")
+    assert cfg.storage.kind == "object" and cfg.storage.latency_ms == 20 and cfg.experiment.model_inputs

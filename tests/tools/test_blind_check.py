@@ -37,11 +37,13 @@ def test_each_committed_calibration_is_the_one_its_registration_committed(tmp_pa
 
 
 def test_the_registrations_are_of_different_commits_calibrations_and_runs():
-    first, second = blind_check.REGISTRATIONS[1], blind_check.REGISTRATIONS[2]
-    assert blind_check.NEWEST == 2
-    assert (REPO / first.calibration).read_bytes() != (REPO / second.calibration).read_bytes()
-    assert first.runs != second.runs and first.held_out != second.held_out
-    assert first.foreign != second.foreign
+    regs = [blind_check.REGISTRATIONS[n] for n in (1, 2, 3)]
+    assert blind_check.NEWEST == 3
+    assert len({(REPO / r.calibration).read_bytes() for r in regs}) == 3
+    assert len({r.runs for r in regs}) == 3 and len({r.held_out for r in regs}) == 3
+    assert len({r.page for r in regs}) == 3 and regs[0].foreign != regs[1].foreign
+    # The third is calibrated on the store at +20 ms, on a ladder of states up to 200,000 entries.
+    assert "cal_1m" not in regs[2].ladder and set(regs[2].ladder) < set(regs[1].ladder)
 
 
 def test_the_check_is_scored_and_printed_with_its_three_figures(tmp_path, capsys):

@@ -1,5 +1,6 @@
 """The generated blocks of the blind checks' pages (docs/costmodel-check.md, the first
-registration; docs/costmodel-check-2.md, the second): each registered check as scored today, per
+registration; docs/costmodel-check-2.md, the second; docs/costmodel-check-3.md, the third, on the
+store): each registered check as scored today, per
 set (icelab's held-out states, tables other engines wrote) on the runs of one commit, with the
 criterion's three figures, the interval's coverage, and the errors per shape and layout.
 
@@ -102,4 +103,5 @@ def result(results: Path, number: int = 1) -> str:
 BLOCKS = {
     "costmodel-blind-check": result,
     "costmodel-blind-check-2": functools.partial(result, number=2),
+    "costmodel-blind-check-3": functools.partial(result, number=3),
 }
