@@ -35,10 +35,12 @@ def micro(compose_run, tiny):  # noqa: ANN001, ANN201
 def states(ctx, tiny, micro, tmp_path_factory):  # noqa: ANN001, ANN201
     """(local, mirrored): the state built where it is measured, and the same state built in a
     directory of its own and mirrored to another, as a store state is."""
-    cfg, size, mcfg = micro
-    local = MetaState.of("meta_micro", size, mcfg, tiny.dataset, cfg.paths.data_dir)
-    ensure(ctx.spark, local, ctx.engine, progress=False)
+    _, size, mcfg = micro
+    # Its own data directory: a state in use stays locked by its process (icelab.core.locks), and
+    # the calibration's tests build the same micro state (same hash) in the shared one.
     base = tmp_path_factory.mktemp("mirror")
+    local = MetaState.of("meta_micro", size, mcfg, tiny.dataset, str(base / "data"))
+    ensure(ctx.spark, local, ctx.engine, progress=False)
     mirrored = dataclasses.replace(
         local,
         path=base / "build" / local.path.name,

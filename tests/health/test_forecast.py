@@ -181,6 +181,8 @@ def test_the_doctor_takes_the_calibration_of_its_engine_and_storage(tmp_path):
 
 def test_without_a_calibration_of_its_store_the_doctor_fits_the_newest_run(tmp_path):
     base = reference_only(tmp_path)
-    assert calibrated(Where.of("local", "object", 20), [base]) is None
-    model = doctor_model(Where.of("local", "object", 20), [base])
+    # The store is calibrated at 0 and +20 ms (docs/costmodel-check-3.md), not at +50 ms.
+    assert calibrated(Where.of("local", "object", 20), [base]) is not None
+    assert calibrated(Where.of("local", "object", 50), [base]) is None
+    model = doctor_model(Where.of("local", "object", 50), [base])
     assert model is not None and model.run == f"metadata_scale/{locate(None, base).run_id}"
