@@ -7,7 +7,8 @@
 
 It runs `python run.py experiment=costmodel_calibrate engine=... storage=...` (extra Hydra
 overrides after `--`; on a store `experiment=costmodel_calibrate_store`, states up to 200,000
-entries, after `experiment=datagen dataset=tiny` on local disk, the table they are built from), which measures a short ladder of metadata states and stores the fit in
+entries, after `experiment=datagen dataset=tiny` on local disk, the table they are built from),
+which measures a short ladder of metadata states and stores the fit in
 results/calibrations/<engine>-<storage>-<latency>ms.json; `--from` makes the calibration of a
 run already stored instead. `icelab costmodel` and the doctor use the calibration of the engine
 and storage they are asked about (docs/metadata-scale.md, "Calibration").
