@@ -79,6 +79,26 @@ class Plan:
     staging: str
 
 
+def rewrite_table_path(
+    spark: SparkSession, catalog: str, ident: str, source: str, target: str, staging: str
+) -> tuple[list[tuple[str, str]], str]:
+    """Iceberg's `rewrite_table_path` of `ident` (in `catalog`) from the path prefix `source` to
+    `target`, its rewritten metadata staged at `staging`: every (file, target) pair the procedure
+    lists, and the staged metadata's latest version."""
+    row = spark.sql(
+        f"CALL {catalog}.system.rewrite_table_path(table => '{ident}', source_prefix => '{source}', "
+        f"target_prefix => '{target}', staging_location => '{staging}')"
+    ).first()
+    listing = Storage(spark).read_text(row.file_list_location)
+    return [tuple(line.split(",", 1)) for line in listing.splitlines() if line], row.latest_version  # type: ignore[misc]
+
+
+def write_version_hint(spark: SparkSession, table_uri: str, latest_version: str) -> None:
+    """The Hadoop catalog finds a table's current metadata.json through this hint."""
+    version = latest_version.removeprefix("v").split(".", 1)[0]
+    Storage(spark).write_text_atomic(storage.join(table_uri, "metadata", "version-hint.text"), version)
+
+
 def _metadata_pairs(
     spark: SparkSession, source: Dataset, built: Dataset, target: Dataset, engine: EngineConfig
 ) -> Plan:
@@ -92,30 +112,26 @@ def _metadata_pairs(
     register_iceberg_catalog(spark, catalog, built.warehouse_uri, engine)
     # Staged beside the source: the procedure writes from Spark tasks, so it must be shared storage.
     staging = storage.join(source.uri.rsplit("/", 1)[0], f".copy-{source.hash}-{uuid.uuid4().hex[:8]}")
-    row = spark.sql(
-        f"CALL {catalog}.system.rewrite_table_path(table => 'bench.events', "
-        f"source_prefix => '{hadoop_form(built.iceberg_uri)}', target_prefix => '{target.iceberg_uri}', "
-        f"staging_location => '{staging}')"
-    ).first()
-    listing = Storage(spark).read_text(row.file_list_location)
-    pairs = [tuple(line.split(",", 1)) for line in listing.splitlines() if line]
-    return Plan(pairs, row.latest_version, staging)  # type: ignore[arg-type]
+    pairs, latest = rewrite_table_path(
+        spark, catalog, "bench.events", hadoop_form(built.iceberg_uri), target.iceberg_uri, staging
+    )
+    return Plan(pairs, latest, staging)
 
 
-def fix_location(spark: SparkSession, pairs: list[tuple[str, str]], source_uri: str, target_uri: str) -> None:
-    """Point each staged metadata.json's `location` at the target table's place.
+def _fix_location(spark: SparkSession, plan: Plan, built: Dataset, target: Dataset) -> None:
+    """Point each staged metadata.json's `location` at the target.
 
     The table location is written as `file:///...` while every other path is `file:/...`; the
     procedure rewrites only paths under its one source prefix and leaves that field as it was,
     and a table whose location is the source would write new files (a profile's manifests) there.
     """
     fs = Storage(spark)
-    for staged, _ in pairs:
+    for staged, _ in plan.pairs:
         if not staged.endswith(".metadata.json"):
             continue
         meta = json.loads(fs.read_text(staged))
-        if meta.get("location") in (source_uri, hadoop_form(source_uri)):
-            meta["location"] = target_uri
+        if meta.get("location") in (built.iceberg_uri, hadoop_form(built.iceberg_uri)):
+            meta["location"] = target.iceberg_uri
             fs.write_text_atomic(staged, json.dumps(meta))
 
 
@@ -176,12 +192,10 @@ def copy_dataset(
     built = built or source
     plan = _metadata_pairs(spark, source, built, target, engine)
     try:
-        fix_location(spark, plan.pairs, built.iceberg_uri, target.iceberg_uri)
+        _fix_location(spark, plan, built, target)
         pairs = plan.pairs + list(_parquet_pairs(spark, source, target))
         copied = copy_files(spark, pairs, progress)
-        # The Hadoop catalog finds the current metadata.json through this hint.
-        version = plan.latest_version.removeprefix("v").split(".", 1)[0]
-        fs.write_text_atomic(storage.join(target.iceberg_uri, "metadata", "version-hint.text"), version)
+        write_version_hint(spark, target.iceberg_uri, plan.latest_version)
     finally:
         fs.delete(plan.staging)
     return {

@@ -14,7 +14,7 @@ from omegaconf import DictConfig, open_dict
 
 from icelab.analysis import calibration
 from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
-from icelab.core.config.base import as_dict
+from icelab.core.config.metadata import meta_names
 from icelab.core.errors import UserError
 from icelab.core.runs import read_run
 from icelab.experiments import metadata_scale
@@ -31,7 +31,7 @@ def run(cfg: DictConfig) -> Path | None:
     # use (the other modes and Parquet's listing would double the time and are not used). Set
     # before the run, so its config.yaml records it.
     with open_dict(cfg):
-        for name in (name for name, size in as_dict(cfg, "meta").items() if size is not None):
+        for name in meta_names(cfg):
             cfg.meta[name].modes = [ICEBERG_DEFAULT_MODE]
             cfg.meta[name].parquet = False
     run_dir = metadata_scale.run(cfg)

@@ -20,6 +20,7 @@ from icelab.core.config import manifest_health_rules
 from icelab.health.advice import advise
 from icelab.health.check import Policy, examine
 from icelab.health.diagnosis import render_advice
+from icelab.health.entry_counts import SUMS
 from icelab.health.forecast import NO_FIT, PlanningModel, calibrated, doctor_model, fitted
 from icelab.health.reader import Metadata
 from icelab.health.source import Source
@@ -65,18 +66,7 @@ def ingested() -> Metadata:
             "bytes": PER_DAY * 10**8,
             "records": PER_DAY * 10**6,
         }
-        | dict.fromkeys(
-            [
-                "small_files",
-                "delete_files",
-                "position_delete_files",
-                "deletion_vectors",
-                "equality_delete_files",
-                "delete_records",
-                "delete_bytes",
-            ],
-            0,
-        )
+        | dict.fromkeys(SUMS[SUMS.index("small_files") :], 0)
     )
     snapshots = pd.DataFrame(columns=["snapshot_id", "committed_us", "operation", "manifest_list"])
     return Metadata({0: Spec(0, (DAY,))}, 0, {}, 2, "/t", None, None, 1, manifests, partitions, snapshots)

@@ -138,8 +138,12 @@ def metadata_scale_config(cfg: DictConfig) -> MetadataScaleConfig:
     return load(MetadataScaleConfig, cfg, "experiment")
 
 
+def meta_names(cfg: DictConfig) -> list[str]:
+    """The selected states of the `meta` group; a state set to null (`meta.cal_1m=null`, or in an
+    experiment that extends another's ladder) is left out."""
+    return [name for name, size in as_dict(cfg, "meta").items() if size is not None]
+
+
 def meta_configs(cfg: DictConfig) -> dict[str, MetaSizeConfig]:
-    """Every selected state of the `meta` group, by name, validated; a state set to null
-    (`meta.cal_1m=null`, or in an experiment that extends another's ladder) is left out."""
-    chosen = as_dict(cfg, "meta")
-    return {name: load(MetaSizeConfig, cfg, f"meta.{name}") for name in chosen if chosen[name] is not None}
+    """Every selected state of the `meta` group (`meta_names`), by name, validated."""
+    return {name: load(MetaSizeConfig, cfg, f"meta.{name}") for name in meta_names(cfg)}

@@ -22,7 +22,7 @@ from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.session import register_iceberg_catalog
 from icelab.core.storage import Storage
-from icelab.datagen.copy import copy_files, hadoop_form
+from icelab.datagen.copy import copy_files, hadoop_form, rewrite_table_path, write_version_hint
 
 HOW = "Iceberg rewrite_table_path per layout; the files under each table's metadata/ copied as they are"
 
@@ -33,20 +33,16 @@ def _layout_pairs(
     """Stage one layout's metadata rewritten for `target`; the (staged, target) pairs to copy and
     the staged metadata's latest version."""
     try:
-        row = spark.sql(
-            f"CALL {catalog}.system.rewrite_table_path(table => 'bench.{layout_name}', "
-            f"source_prefix => '{hadoop_form(source)}', target_prefix => '{target}', "
-            f"staging_location => '{staging}')"
-        ).first()
+        pairs, latest = rewrite_table_path(
+            spark, catalog, f"bench.{layout_name}", hadoop_form(source), target, staging
+        )
     except Exception as exc:  # noqa: BLE001 (py4j: the procedure's own message is the error)
         java = getattr(exc, "java_exception", None)
         first = (str(java.getMessage()) if java is not None else str(exc)).strip().splitlines()[0][:300]
         raise UserError(f"cannot mirror layout {layout_name} to {target}: {first}") from None
-    listing = Storage(spark).read_text(row.file_list_location)
     metadata = storage.join(target, "metadata") + "/"
-    pairs = [tuple(line.split(",", 1)) for line in listing.splitlines() if line]
     # Data and delete files are names only (module docstring): the metadata alone is copied.
-    return [p for p in pairs if p[1].startswith(metadata)], row.latest_version  # type: ignore[misc]
+    return [p for p in pairs if p[1].startswith(metadata)], latest
 
 
 def _direct_fs(spark: SparkSession, uri: str) -> Any:
@@ -99,9 +95,7 @@ def mirror(
                 spark, catalog, name, source, target, storage.join(staging_root, name)
             )
             copied = copy_files(spark, pairs, progress, direct)
-            # The Hadoop catalog finds the current metadata.json through this hint.
-            version = latest.removeprefix("v").split(".", 1)[0]
-            fs.write_text_atomic(storage.join(target, "metadata", "version-hint.text"), version)
+            write_version_hint(spark, target, latest)
             layouts[name] = {"files": len(pairs), "bytes": copied}
     finally:
         fs.delete(staging_root)
