@@ -52,12 +52,12 @@ def _rows(first_id: int, rows: int, days: int) -> pa.Table:
     )
 
 
-def fragmented(warehouse: Path, name: str, appends: int = 6, days: int = 5) -> str:
-    """`appends` appends over every day each (pyiceberg's fast append: a manifest per commit);
-    the table's current metadata.json."""
+def fragmented(warehouse: Path, name: str, appends: int = 6, days: int = 5, rows: int = 50) -> str:
+    """`appends` appends of `rows` rows over every day each (pyiceberg's fast append: a manifest
+    per commit); the table's current metadata.json."""
     table = _create(catalog(warehouse), name)
     for j in range(appends):
-        table.append(_rows(j * 100, 50, days))
+        table.append(_rows(j * max(100, rows), rows, days))
     return table.metadata_location
 
 

@@ -59,13 +59,19 @@ def append(spark: SparkSession, table: str, first_id: int, rows: int, days: int,
 
 
 def fragmented(
-    spark: SparkSession, catalog: str, warehouse: Path, name: str, appends: int = 6, days: int = 5
+    spark: SparkSession,
+    catalog: str,
+    warehouse: Path,
+    name: str,
+    appends: int = 6,
+    days: int = 5,
+    rows: int = 50,
 ) -> Path:
-    """`appends` inserts over all `days` days each, merging off: one manifest per append, each
-    spanning every day."""
+    """`appends` inserts of `rows` rows over all `days` days each, merging off: one manifest per
+    append, each spanning every day (a data file per day when `rows` >= `days`)."""
     table = create(spark, catalog, name, {"commit.manifest-merge.enabled": "false"})
     for j in range(appends):
-        append(spark, table, j * 100, 50, days)
+        append(spark, table, j * max(100, rows), rows, days)
     return table_dir(warehouse, name)
 
 
@@ -128,14 +134,24 @@ def rewritten(spark: SparkSession, catalog: str, warehouse: Path, name: str) -> 
 
 
 def identity_and_time(
-    spark: SparkSession, catalog: str, warehouse: Path, name: str, appends: int = 6, days: int = 5
+    spark: SparkSession,
+    catalog: str,
+    warehouse: Path,
+    name: str,
+    appends: int = 6,
+    days: int = 5,
+    regions: int | None = None,
 ) -> Path:
     """Partitioned by an identity column and day (`region, days(ts)`), `appends` inserts over
-    every region and day with merging off."""
+    every region and day with merging off: 60 rows each, the region `id % 3`; with `regions`, a
+    data file for every region and day in each (`days` x `regions` x 4 rows, the region
+    `(id div days) % regions`, so every pair occurs whatever the sizes)."""
     props = {"commit.manifest-merge.enabled": "false"}
     table = create(spark, catalog, name, props, "region, days(ts)", f"{COLUMNS}, region string")
+    rows = 60 if regions is None else days * regions * 4
+    region = "id % 3" if regions is None else f"(id div {days}) % {regions}"
     for j in range(appends):
-        append(spark, table, j * 100, 60, days, extra=", concat('r', id % 3)")
+        append(spark, table, j * max(100, rows), rows, days, extra=f", concat('r', {region})")
     return table_dir(warehouse, name)
 
 
@@ -149,6 +165,64 @@ def merge_on_read(
     append(spark, table, 0, 150, 3)
     append(spark, table, 1000, 150, 3)
     spark.sql(f"DELETE FROM {table} WHERE id % 10 = 0")
+    return table_dir(warehouse, name)
+
+
+def many_files(
+    spark: SparkSession, catalog: str, warehouse: Path, name: str, tasks: int = 4, days: int = 5
+) -> Path:
+    """One insert whose `tasks` Spark tasks each write a file for every one of `days` days
+    (`write.distribution-mode=none` and the fanout writer: no shuffle by partition, as a job
+    writing straight from its input partitions does): `tasks` x `days` data files in one commit."""
+    props = {"write.distribution-mode": "none", "write.spark.fanout.enabled": "true"}
+    table = create(spark, catalog, name, props)
+    start = int(dt.datetime.combine(START, dt.time(), tzinfo=dt.timezone.utc).timestamp())
+    spark.sql(
+        f"INSERT INTO {table} SELECT id, timestamp_seconds({start} + (id % {days}) * 86400 + id % 3600), "
+        f"concat('v', id) FROM range(0, {tasks * days}, 1, {tasks})"
+    )
+    return table_dir(warehouse, name)
+
+
+def hourly(
+    spark: SparkSession, catalog: str, warehouse: Path, name: str, appends: int = 4, days: int = 2
+) -> Path:
+    """Partitioned by `hours(ts)`, `appends` inserts with merging off, each writing a file for
+    every hour of `days` days: one manifest per append spanning every hour."""
+    table = create(spark, catalog, name, {"commit.manifest-merge.enabled": "false"}, "hours(ts)")
+    start = dt.datetime.combine(START, dt.time(), tzinfo=dt.timezone.utc).timestamp()
+    hours = days * 24
+    for j in range(appends):
+        spark.sql(
+            f"INSERT INTO {table} SELECT id, timestamp_seconds({int(start)} + (id % {hours}) * 3600 + j), "
+            f"concat('v', id) FROM (SELECT id, {j} AS j FROM range({j * hours}, {(j + 1) * hours}))"
+        )
+    return table_dir(warehouse, name)
+
+
+def merge_on_read_appends(
+    spark: SparkSession,
+    catalog: str,
+    warehouse: Path,
+    name: str,
+    appends: int = 4,
+    days: int = 3,
+    deletes: int = 1,
+) -> Path:
+    """`appends` inserts over every one of `days` days with merging off, then `deletes` DELETEs
+    under `write.delete.mode=merge-on-read` (format v2): data manifests and position-delete
+    manifests, both spanning every day."""
+    props = {
+        "format-version": "2",
+        "write.delete.mode": "merge-on-read",
+        "commit.manifest-merge.enabled": "false",
+    }
+    table = create(spark, catalog, name, props)
+    rows = days * 4
+    for j in range(appends):
+        append(spark, table, j * max(100, rows), rows, days)
+    for k in range(deletes):
+        spark.sql(f"DELETE FROM {table} WHERE id % 7 = {k}")
     return table_dir(warehouse, name)
 
 

@@ -27,6 +27,7 @@ from icelab.analysis.calibration import Where
 from icelab.bench.context import open_context
 from icelab.core import run_state, storage
 from icelab.core.config import EngineConfig, catalogue_config, manifest_health_rules
+from icelab.core.errors import UserError
 from icelab.core.provenance import REPO
 from icelab.core.results import write_json
 from icelab.core.session import register_iceberg_catalog
@@ -83,8 +84,11 @@ HEALTHY = ("healthy", 0, "none")
 REWRITE_ADVISED = ("rewrite needed", 1, REWRITE)
 BROKEN = ("broken", EXIT_BROKEN, "none")
 
-# Each shape with what the doctor should say of it, from the catalogue beside this module.
-CATALOGUE = Path(__file__).with_name("doctor_catalogue.yaml")
+# Each shape with what the doctor should say of it, from a catalogue file beside this module:
+# doctor_catalogue.yaml, or another named by `experiment.shapes` (foreign_sized.yaml: the fourth
+# blind check's tables, docs/costmodel-check-4.md).
+CATALOGUES = Path(__file__).parent
+CATALOGUE = CATALOGUES / "doctor_catalogue.yaml"
 EXPECTED = {"healthy": HEALTHY, "rewrite": REWRITE_ADVISED, "broken": BROKEN}
 WRITERS = {"spark-sql": spark_sql_shapes, "pyiceberg": pyiceberg_shapes}
 
@@ -96,7 +100,20 @@ def _shape(name: str, writer: str, builder: str, expect: str, about: str, sizes:
     return Shape(name, writer, build, *EXPECTED[expect], about)
 
 
-SHAPES: list[Shape] = [_shape(**entry) for entry in yaml.safe_load(CATALOGUE.read_text())]
+def shapes_of(name: str) -> list[Shape]:
+    """The shapes of the catalogue file `<name>.yaml` beside this module.
+
+    Raises:
+        UserError: for a name with no such file.
+    """
+    path = CATALOGUES / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in CATALOGUES.glob("*.yaml")))
+        raise UserError(f"experiment.shapes={name}: no such shape catalogue (known: {known})")
+    return [_shape(**entry) for entry in yaml.safe_load(path.read_text())]
+
+
+SHAPES: list[Shape] = shapes_of(CATALOGUE.stem)
 
 
 def _reads(windows: list[dict[str, Any]]) -> dict[str, int]:
@@ -133,9 +150,10 @@ def check_shape(
     policy: Policy,
     model: PlanningModel | None,
     measure_plans: int = 0,
+    measure_warmups: int = 1,
 ) -> dict[str, Any]:
-    """Build one shape, check it (dry run, timing `measure_plans` plans of each window), and apply
-    a rewrite it advises to a copy; its row."""
+    """Build one shape, check it (dry run, timing `measure_plans` plans of each window after
+    `measure_warmups` untimed ones), and apply a rewrite it advises to a copy; its row."""
     t0 = time.perf_counter()
     table = str(shape.build(scratch, shape.name))
     row: dict[str, Any] = {
@@ -154,7 +172,15 @@ def check_shape(
     }
     t0 = time.perf_counter()
     try:
-        dry = diagnose(scratch.spark, engine, resolve(table), policy, model, measure_plans=measure_plans)
+        dry = diagnose(
+            scratch.spark,
+            engine,
+            resolve(table),
+            policy,
+            model,
+            measure_plans=measure_plans,
+            measure_warmups=measure_warmups,
+        )
     except BrokenTable as exc:
         return (
             row
@@ -209,11 +235,15 @@ def check_catalogue(
     tiny: bool,
     shapes_run: tuple[Shape, ...] | list[Shape] = (),
     measure_plans: int = 0,
+    measure_warmups: int = 1,
 ) -> list[dict[str, Any]]:
     """Every shape built under `warehouse` (a Hadoop catalog CATALOG is registered on it) and checked."""
     register_iceberg_catalog(spark, CATALOG, storage.to_uri(str(warehouse)), engine)
     scratch = Scratch(spark, warehouse, tiny)
-    return [check_shape(scratch, engine, s, policy, model, measure_plans) for s in (shapes_run or SHAPES)]
+    return [
+        check_shape(scratch, engine, s, policy, model, measure_plans, measure_warmups)
+        for s in (shapes_run or SHAPES)
+    ]
 
 
 def table_text(rows: list[dict[str, Any]]) -> str:
@@ -235,6 +265,7 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
             left a window reading more manifests (the run is stored first, marked failed).
     """
     ccfg = catalogue_config(cfg)
+    shapes = shapes_of(ccfg.shapes)
     ctx = open_context(cfg, data=False)
     results = Path(ctx.paths.results_dir)
     where = Where.of(ctx.engine.name, cfg.storage.kind, cfg.storage.get("latency_ms"))
@@ -243,10 +274,30 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
     run_dir = ctx.new_run(ccfg.name)
     with tempfile.TemporaryDirectory(prefix="doctor-catalogue-") as scratch:
         rows = check_catalogue(
-            ctx.spark, ctx.engine, Path(scratch), policy, model, ccfg.tiny, measure_plans=ccfg.measure_plans
+            ctx.spark,
+            ctx.engine,
+            Path(scratch),
+            policy,
+            model,
+            ccfg.tiny,
+            shapes,
+            measure_plans=ccfg.measure_plans,
+            measure_warmups=ccfg.measure_warmups,
         )
     found = problems(rows)
-    write_json(run_dir / "catalogue.json", {"tiny": ccfg.tiny, "shapes": rows, "problems": found})
+    write_json(
+        run_dir / "catalogue.json",
+        {
+            "tiny": ccfg.tiny,
+            "catalogue": ccfg.shapes,
+            "measure_plans": ccfg.measure_plans,
+            "measure_warmups": ccfg.measure_warmups if ccfg.measure_plans else 0,
+            # The model behind each shape's predicted planning: which calibration or run, its fit.
+            "model": model.as_json() if model is not None else None,
+            "shapes": rows,
+            "problems": found,
+        },
+    )
     print(table_text(rows))
     print(f"results: {run_dir}")
     if found:

@@ -70,6 +70,7 @@ class Diagnosis:
     plan: Advice | None = None  # what was applied, naming the table it ran on (the copy's own)
     measure_plans: int = 0  # timed plans per window measured on the table (0: none)
     measure_budget_s: float | None = None  # seconds the measuring may take per table state (None: no limit)
+    measure_warmups: int = WARMUPS  # untimed plans of each window before its timed ones
     seconds: float = 0.0  # the whole visit: reaching, reading, judging, measuring, applying
     heap: dict[str, int] = field(default_factory=dict)  # the driver's heap (measured.driver_heap)
 
@@ -160,7 +161,7 @@ class Diagnosis:
                 "seconds": round(self.seconds, 3),
                 "measure_plans": self.measure_plans,
                 "measure_budget_s": self.measure_budget_s,
-                "measure_warmups": WARMUPS if self.measure_plans else 0,
+                "measure_warmups": self.measure_warmups if self.measure_plans else 0,
                 **self.heap,
             },
             "states": [
@@ -194,12 +195,13 @@ def visit(
     measure_plans: int = 0,
     measure_budget_s: float | None = None,
     jar_name: str | None = None,
+    measure_warmups: int = WARMUPS,
 ) -> Visit:
-    """Read one table state, judge it, and time `measure_plans` plans of each window on it (within
-    `measure_budget_s` seconds)."""
+    """Read one table state, judge it, and time `measure_plans` plans of each window on it (after
+    `measure_warmups` untimed ones, within `measure_budget_s` seconds)."""
     meta = read(spark, source, jtable, policy.small_file_bytes, jar_name)
     health = examine(meta, state, source.describe(), policy, model)
-    measure_windows(spark, source, meta, health.windows, measure_plans, measure_budget_s)
+    measure_windows(spark, source, meta, health.windows, measure_plans, measure_budget_s, measure_warmups)
     return Visit(source, meta, health, advise(health, meta, source, model, target))
 
 
@@ -214,6 +216,7 @@ def diagnose(
     copy_to: str | None = None,
     measure_plans: int = 0,
     measure_budget_s: float | None = None,
+    measure_warmups: int = WARMUPS,
 ) -> Diagnosis:
     """Reach the table, judge it, and with `apply` run the advice and judge again.
 
@@ -224,6 +227,7 @@ def diagnose(
         measure_plans: timed plans of each window's count query on each state (0: none).
         measure_budget_s: seconds that measuring may take on each state (None: no limit;
             `measured.measure_windows`).
+        measure_warmups: untimed plans of each window before its timed ones.
 
     Raises:
         UserError: unknown table, unreachable catalog, not an Iceberg table, or `apply` on a table
@@ -250,9 +254,15 @@ def diagnose(
         measure_plans,
         measure_budget_s,
         engine.iceberg_jar,
+        measure_warmups,
     )
     diagnosis = Diagnosis(
-        [first], load_seconds, model, measure_plans=measure_plans, measure_budget_s=measure_budget_s
+        [first],
+        load_seconds,
+        model,
+        measure_plans=measure_plans,
+        measure_budget_s=measure_budget_s,
+        measure_warmups=measure_warmups,
     )
     if apply and first.advice.actions:
         _apply(spark, engine, source, jtable, policy, target, copy_to, diagnosis)
@@ -297,6 +307,7 @@ def _apply(
             diagnosis.measure_plans,
             diagnosis.measure_budget_s,
             engine.iceberg_jar,
+            diagnosis.measure_warmups,
         )
     )
 
@@ -432,7 +443,9 @@ def _predicted(w: dict[str, Any]) -> str:
     return "predicted " + _estimate(p["ms"], p["range_ms"], p["extrapolated"])
 
 
-def render_measured(v: Visit, plans: int, when: str = "now", budget_s: float | None = None) -> list[str]:
+def render_measured(
+    v: Visit, plans: int, when: str = "now", budget_s: float | None = None, warmups: int = WARMUPS
+) -> list[str]:
     """Per window: planning measured on the table `when` (median of `plans` plans), beside the
     cost model's prediction; one line saying so when nothing was measured."""
     windows = v.health.windows
@@ -443,7 +456,7 @@ def render_measured(v: Visit, plans: int, when: str = "now", budget_s: float | N
     budget = "" if budget_s is None else f", within {budget_s:g} s"
     lines = [
         f"  planning {when}, measured on the table (count query per window, planned, not run; median of "
-        f"{plural(plans, 'plan')} after {plural(WARMUPS, 'warm-up')}{budget}):"
+        f"{plural(plans, 'plan')} after {plural(warmups, 'warm-up')}{budget}):"
     ]
     for w in windows:
         if w.get("measured_ms") is None:
@@ -498,7 +511,12 @@ def render(diagnosis: Diagnosis) -> str:
     lines += [
         "",
         *render_visit(first),
-        *render_measured(first, diagnosis.measure_plans, budget_s=diagnosis.measure_budget_s),
+        *render_measured(
+            first,
+            diagnosis.measure_plans,
+            budget_s=diagnosis.measure_budget_s,
+            warmups=diagnosis.measure_warmups,
+        ),
         *render_advice(first.advice, applied=ran, plan=diagnosis.plan),
     ]
     if diagnosis.applied:
@@ -508,7 +526,13 @@ def render(diagnosis: Diagnosis) -> str:
         lines += [
             "",
             *render_visit(v),
-            *render_measured(v, diagnosis.measure_plans, "after", budget_s=diagnosis.measure_budget_s),
+            *render_measured(
+                v,
+                diagnosis.measure_plans,
+                "after",
+                budget_s=diagnosis.measure_budget_s,
+                warmups=diagnosis.measure_warmups,
+            ),
             *render_advice(v.advice),
         ]
     if diagnosis.applied:

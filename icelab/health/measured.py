@@ -60,14 +60,16 @@ def window_query(table: str, column: str, type_name: str, window: dict[str, Any]
     )
 
 
-def planned(spark: SparkSession, sql: str, plans: int, budget_s: float | None = None) -> dict[str, Any]:
-    """`plans` timed plans of `sql` after WARMUPS untimed ones: the median planning (ms, to 0.1),
+def planned(
+    spark: SparkSession, sql: str, plans: int, budget_s: float | None = None, warmups: int = WARMUPS
+) -> dict[str, Any]:
+    """`plans` timed plans of `sql` after `warmups` untimed ones: the median planning (ms, to 0.1),
     how many plans it is of, and the data manifests Iceberg scanned; an error instead of a time
     when a plan failed. When the warm-ups and `plans` more plans as slow as the last warm-up
     would pass `budget_s`, that warm-up is the one plan measured (`measured_cold`)."""
-    warm = [measure(spark, sql, execute=False) for _ in range(WARMUPS)]
+    warm = [measure(spark, sql, execute=False) for _ in range(warmups)]
     slow = (warm[-1].planning_ms or 0.0) if warm else 0.0
-    cold = budget_s is not None and bool(warm) and slow * (WARMUPS + plans) / 1000 > budget_s
+    cold = budget_s is not None and bool(warm) and slow * (warmups + plans) / 1000 > budget_s
     runs = warm[-1:] if cold else [measure(spark, sql, execute=False) for _ in range(plans)]
     failed = next((m for m in (*warm, *runs) if m.status != "ok"), None)
     if failed is not None:
@@ -87,11 +89,13 @@ def measure_windows(
     windows: list[dict[str, Any]],
     plans: int,
     budget_s: float | None = None,
+    warmups: int = WARMUPS,
 ) -> None:
     """Add measured_ms, measured_plans and manifests_scanned to each window (in place); with
     `plans` 0 nothing is planned (measured_plans 0, no time).
 
     Args:
+        warmups: untimed plans of each window before its timed ones.
         budget_s: seconds the measuring may take on this table (None: no limit). A window whose
             plans would pass what is left is measured by one cold plan; once the budget is spent,
             the windows left are not measured (`measure_skipped` says why). The first window is
@@ -116,7 +120,7 @@ def measure_windows(
         if left is not None and left <= 0 and i > 0:  # the first window always gets a plan
             w.update(NOT_MEASURED | {"measure_skipped": f"the measuring budget ({budget_s:g} s) was spent"})
             continue
-        w.update(planned(spark, window_query(table, column, type_name, w), plans, left))
+        w.update(planned(spark, window_query(table, column, type_name, w), plans, left, warmups))
 
 
 def reset_heap_peak(spark: SparkSession) -> None:

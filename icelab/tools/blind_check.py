@@ -40,6 +40,7 @@ import pandas as pd
 from icelab.analysis import blind_check, calibration
 from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
 from icelab.analysis.planning_model import Fit
+from icelab.analysis.shape_catalogue import catalogue
 from icelab.core.errors import OneLineParser, UserError
 from icelab.core.provenance import REPO, git
 from icelab.core.results import write_json
@@ -66,6 +67,13 @@ class Registration:
     # The states each held-out run measures first and is predicted by a fit on (the second
     # registration); empty: every run is predicted by the registered calibration itself.
     ladder: tuple[str, ...] = ()
+    # The tables other engines wrote that the criterion judges (empty: every one measured), and
+    # those reported apart, named before measuring as outside what the check claims.
+    scored: tuple[str, ...] = ()
+    reported: tuple[str, ...] = ()
+    # Whether each foreign run's doctor must have predicted with the registered calibration
+    # itself (its catalogue.json names the model): a run whose doctor used another is left out.
+    doctor_calibrated: bool = False
 
 
 REGISTRATIONS: dict[int, Registration] = {
@@ -101,10 +109,32 @@ REGISTRATIONS: dict[int, Registration] = {
         Path("results") / "reference" / "costmodel-check-3",
         ("meta_36k", "meta_200k", "cal_narrow_200k", "cal_small"),
     ),
+    # The fourth: the second's calibration unchanged, as the doctor finds it on local disk, on
+    # tables other engines wrote at the sizes they make here (no held-out states: `held_out` "").
+    4: Registration(
+        4,
+        "docs/costmodel-check-4.md",
+        SHIPPED / "local-local-0ms.json",
+        SHIPPED / "local-local-0ms.json",
+        Path("results") / "reference" / "costmodel-check-4",
+        "",
+        Path("results") / "reference" / "costmodel-check-4",
+        scored=(
+            "fragmented_60",
+            "pyiceberg_fragmented_80",
+            "identity_and_time_40",
+            "hourly_48",
+            "merge_on_read_30",
+        ),
+        reported=("many_files",),
+        doctor_calibrated=True,
+    ),
 }
 NEWEST = max(REGISTRATIONS)
 # Why a held-out run of a ladder registration is left out, besides its commit.
 OTHER_LADDER = "its ladder not the registered states"
+# Why a foreign run is left out of a registration whose doctor must predict with its calibration.
+OTHER_MODEL = "its doctor did not predict with the registered calibration"
 
 
 ABOUT = "Score the cost model's pre-registered blind check on the held-out runs (exit 2: bad input)."
@@ -147,6 +177,7 @@ def registration(path: Path, reg: Registration) -> dict[str, Any]:
     return {
         "number": reg.number,
         "page": reg.page,
+        "held_out": reg.held_out,
         "commit": commit,
         "calibration": str(path),
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -243,16 +274,47 @@ def score(
     except (ValueError, OSError) as exc:
         raise UserError(str(exc)) from None
     found = registration(calibration_path, reg)
+    other_model = [r for r in foreign if reg.doctor_calibrated and not _doctor_used(r, registered)]
+    foreign_cells = {k: v for k, v in foreign_cells.items() if k not in {r.run_id for r in other_model}}
+    reported_cells = _shapes(foreign_cells, reg.reported)
+    if reg.scored:
+        foreign_cells = _shapes(foreign_cells, reg.scored)
     measured = [r for r in foreign if r.run_id in foreign_cells]
     held = _part(state_cells, states, model, commit, found["commit"], per_size=True)
     held["left_out"] += [
         {"run": r.run_id, "commit": blind_check.run_commit(r), "reason": OTHER_LADDER} for r in other_ladder
     ]
-    return {
+    out = {
         "registration": found,
         "states": held,
         "foreign": _part(foreign_cells, measured, model, commit, found["commit"]),
     }
+    out["foreign"]["left_out"] += [
+        {"run": r.run_id, "commit": blind_check.run_commit(r), "reason": OTHER_MODEL} for r in other_model
+    ]
+    if reg.reported:
+        shown = [r for r in foreign if r.run_id in reported_cells]
+        out["reported"] = _part(reported_cells, shown, model, commit, found["commit"])
+    return out
+
+
+def _shapes(cells_of: dict[str, pd.DataFrame], shapes: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """Each run's cells of the tables named `shapes` (runs with none left out)."""
+    kept = {rid: c[c["dataset"].isin(shapes)] for rid, c in cells_of.items()}
+    return {rid: c for rid, c in kept.items() if not c.empty}
+
+
+def _doctor_used(run: Run, registered: calibration.Calibration) -> bool:
+    """Whether the run's doctor predicted with `registered` (the model its catalogue.json names
+    has the registered fit's coefficients)."""
+    used = (catalogue(run).get("model") or {}).get("coefficients")
+    want = calibration.iceberg_fit(registered, ICEBERG_DEFAULT_MODE).summary()["coefficients"]
+    if not used or len(used) != len(want):
+        return False
+    return all(
+        u["term"] == w["term"] and abs(u["estimate"] - w["estimate"]) <= 1e-9 * max(1.0, abs(w["estimate"]))
+        for u, w in zip(used, want, strict=True)
+    )
 
 
 def _fitted_each(
@@ -303,8 +365,9 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
         if "reason" not in r
     ]
     left_text = [f"left out, not of commit {(part['commit'] or '?')[:7]}: {', '.join(left)}"] if left else []
-    other = [r["run"] for r in part["left_out"] if r.get("reason") == OTHER_LADDER]
-    left_text += [f"left out, {OTHER_LADDER}: {', '.join(other)}"] if other else []
+    for reason in (OTHER_LADDER, OTHER_MODEL):
+        other = [r["run"] for r in part["left_out"] if r.get("reason") == reason]
+        left_text += [f"left out, {reason}: {', '.join(other)}"] if other else []
     if not part["runs"]:
         return [f"{what}: no complete run under {where} measured a cell yet", *left_text]
     cells = pd.DataFrame(part["cells"])
@@ -391,14 +454,19 @@ def text(result: dict[str, Any], runs_dir: Path, foreign_dir: Path) -> str:
         f"{reg['calibration']}"
         + ("" if reg["as_registered"] else " -- NOT the registered calibration: not the registered check")
     )
+    states = part_text(result["states"], "held-out states (metadata_scale runs)", runs_dir)
+    reported = result.get("reported")
     return "\n".join(
         [
             head,
-            *part_text(result["states"], "held-out states (metadata_scale runs)", runs_dir),
-            "",
+            *([*states, ""] if result["states"]["runs"] or reg["held_out"] else []),
             *part_text(result["foreign"], "tables other engines wrote (doctor_catalogue runs)", foreign_dir),
+            *(["", *part_text(reported, REPORTED, foreign_dir)] if reported is not None else []),
         ]
     )
+
+
+REPORTED = "reported apart, not judged by the criterion (registered so): tables other engines wrote"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

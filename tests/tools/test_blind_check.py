@@ -38,7 +38,7 @@ def test_each_committed_calibration_is_the_one_its_registration_committed(tmp_pa
 
 def test_the_registrations_are_of_different_commits_calibrations_and_runs():
     regs = [blind_check.REGISTRATIONS[n] for n in (1, 2, 3)]
-    assert blind_check.NEWEST == 3
+    assert blind_check.NEWEST == 4
     assert len({(REPO / r.calibration).read_bytes() for r in regs}) == 3
     assert len({r.runs for r in regs}) == 3 and len({r.held_out for r in regs}) == 3
     assert len({r.page for r in regs}) == 3 and regs[0].foreign != regs[1].foreign
@@ -196,3 +196,48 @@ def test_a_ladder_registration_predicts_each_run_from_its_own_ladder(tmp_path, c
     assert main([*args, "--calibration", str(calibration), "--json", "-"]) == 0
     alone = json.loads(capsys.readouterr().out)["states"]["verdict"]
     assert not alone["passed"] and alone["median_signed_error"] < -0.2
+
+
+def test_the_fourth_registration_judges_its_named_tables_with_the_doctors_calibration(
+    tmp_path, capsys, monkeypatch
+):
+    """The fourth registration's way: only the tables it names are judged, the ones it reports
+    apart are shown apart, and a run whose doctor predicted with another model than the
+    registered calibration is left out (it would not be the doctor a user runs)."""
+    calibration = made(tmp_path, LOCAL)
+    from icelab.analysis import calibration as calibrations
+
+    coefficients = calibrations.iceberg_fit(calibrations.read(calibration), "local").summary()["coefficients"]
+    for i, (sitting, slower) in enumerate([("a", 1.0), ("b", 1.5), ("b", 1.2), ("b", 1.0)]):
+        run = catalogue_run(tmp_path / "foreign", f"2026112{i}T000000Z-abcde{i}", sitting, slower)
+        data = json.loads((run.path / "catalogue.json").read_text())
+        shapes = data["shapes"]
+        shapes[1]["now"] = [dict(w, measured_ms=25.0) for w in shapes[0]["now"]]  # unpartitioned
+        other = [dict(c, estimate=c["estimate"] * 2) for c in coefficients]
+        data["model"] = {"coefficients": other if i == 3 else coefficients}
+        (run.path / "catalogue.json").write_text(json.dumps(data))
+    fourth = dataclasses.replace(
+        blind_check.REGISTRATIONS[4], page=FIRST.page, scored=("fragmented",), reported=("unpartitioned",)
+    )
+    monkeypatch.setitem(blind_check.REGISTRATIONS, 9, fourth)
+    args = [
+        "blind",
+        "--registration",
+        "9",
+        "--runs",
+        str(tmp_path / "none"),
+        "--foreign",
+        str(tmp_path / "foreign"),
+    ]
+    assert main([*args, "--calibration", str(calibration), "--json", "-"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    foreign, reported = result["foreign"], result["reported"]
+    assert {c["dataset"] for c in foreign["cells"]} == {"fragmented"}
+    assert {c["dataset"] for c in reported["cells"]} == {"unpartitioned"}
+    assert len(foreign["runs"]) == 3 and "20261123T000000Z-abcde3" not in foreign["runs"]
+    other = [r["run"] for r in foreign["left_out"] if r.get("reason") == blind_check.OTHER_MODEL]
+    assert other == ["20261123T000000Z-abcde3"]
+    assert main([*args, "--calibration", str(calibration)]) == 0
+    printed = capsys.readouterr().out
+    assert f"left out, {blind_check.OTHER_MODEL}: 20261123T000000Z-abcde3" in printed
+    assert blind_check.REPORTED in printed and "held-out states" not in printed

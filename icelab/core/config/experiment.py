@@ -168,11 +168,19 @@ class CatalogueConfig(_Strict):
     task: Literal["doctor_catalogue"]
     windows: list[WindowName] = Field(min_length=1, description="windows the doctor predicts planning for")
     tiny: bool = Field(description="fewer appends per shape (the tests' sizes); the verdicts stay the same")
+    shapes: str = Field(
+        default="doctor_catalogue",
+        pattern=r"^[a-z0-9_]+$",
+        description="the shape catalogue: icelab/experiments/<shapes>.yaml",
+    )
     measure_plans: int = Field(
         default=0,
         ge=0,
         description="timed plans of each window's count query on each shape as written, beside the "
         "prediction (0: none)",
+    )
+    measure_warmups: int = Field(
+        default=1, ge=0, description="untimed plans of each window before its timed ones"
     )
     sitting: SittingLabel = None
 

@@ -85,6 +85,8 @@ def result(results: Path, number: int = 1) -> str:
         _part(scored["states"], f"icelab's held-out states ({reg.held_out} runs)"),
         _part(scored["foreign"], "tables other engines wrote (doctor_catalogue runs)"),
     ]
+    if "reported" in scored:
+        parts.append(_part(scored["reported"], blind_check.REPORTED))
     return render(
         "blind_check/result.md.j2",
         registration=scored["registration"],
@@ -97,6 +99,7 @@ def result(results: Path, number: int = 1) -> str:
         bias=criterion.BIAS,
         min_runs=criterion.MIN_RUNS,
         min_sittings=criterion.MIN_SITTINGS,
+        doctor_calibrated=reg.doctor_calibrated,
     )
 
 
@@ -104,4 +107,5 @@ BLOCKS = {
     "costmodel-blind-check": result,
     "costmodel-blind-check-2": functools.partial(result, number=2),
     "costmodel-blind-check-3": functools.partial(result, number=3),
+    "costmodel-blind-check-4": functools.partial(result, number=4),
 }
