@@ -25,7 +25,14 @@ import numpy as np
 import pandas as pd
 
 from icelab.analysis.manifest_layouts import measured_entry_bytes
-from icelab.analysis.planning_cells import CALIBRATED_FEATURES, CELL_KEYS, ICEBERG, cells
+from icelab.analysis.planning_cells import (
+    CALIBRATED_FEATURES,
+    CELL_KEYS,
+    ICEBERG,
+    cells,
+    regime_mode,
+    small_manifests,
+)
 from icelab.analysis.planning_model import Fit, fit_all, fit_cells
 from icelab.analysis.planning_runs import load
 from icelab.core.provenance import git_state
@@ -161,6 +168,7 @@ def record(run: Run, created: dt.datetime | None = None, wall_s: float | None = 
     frame, states, windows = load(run)
     notes: list[str] = []
     fits = fit_all(frame, {ICEBERG: CALIBRATED_FEATURES}, states=states, windows=windows, notes=notes)
+    fits |= small_manifest_fits(fits, notes)
     entry_bytes, entry_from = measured_entry_bytes(states)
     table = cells(frame, states, windows)
     return {
@@ -189,12 +197,31 @@ def record(run: Run, created: dt.datetime | None = None, wall_s: float | None = 
             # when a stored run is fitted again (`icelab costmodel calibrate --from`).
             "fitted_by": git_state(),
             "template": meta.get("dataset"),
+            # The blind check's sitting label of the calibrating run (experiment.sitting), if any.
+            "sitting": (run.config().get("experiment") or {}).get("sitting"),
             "states": sorted(map(str, table["dataset"].unique())),
             "query": meta.get("query"),
         },
         "notes": notes,
         "fits": [_fit_record(f) for f in fits.values()],
     }
+
+
+def small_manifest_fits(fits: Mapping[tuple[str, str], Fit], notes: list[str]) -> dict[tuple[str, str], Fit]:
+    """For each Iceberg mode fitted, the same form fitted on its cells of the many-small-manifests
+    regime alone (`planning_cells.small_manifests`), keyed (format, `regime_mode(mode)`); a mode
+    with too few such cells gets none (said in `notes`)."""
+    out: dict[tuple[str, str], Fit] = {}
+    for (fmt, mode), model in fits.items():
+        if fmt != ICEBERG:
+            continue
+        part = model.cells[small_manifests(model.cells)].reset_index(drop=True)
+        exog = np.column_stack([np.ones(len(part)), part[list(model.features)].to_numpy(float)])
+        if len(part) < len(model.features) + 2 or np.linalg.matrix_rank(exog) < exog.shape[1]:
+            notes.append(f"{fmt}/{regime_mode(mode)} not fitted: {len(part)} cells of many small manifests")
+            continue
+        out[(fmt, regime_mode(mode))] = fit_cells(part, fmt, regime_mode(mode), model.features)
+    return out
 
 
 def _fit_record(model: Fit) -> dict[str, Any]:
@@ -297,6 +324,12 @@ def matching(asked: Where, bases: Sequence[Path]) -> Calibration | None:
 def searched(bases: Sequence[Path]) -> str:
     """The places `matching` looks in, for a message."""
     return ", ".join(map(str, places(bases)))
+
+
+def small_manifest_fit(calibration: Calibration, mode: str) -> Fit | None:
+    """The calibration's Iceberg fit of `mode` on many small manifests alone; None for a
+    calibration made before that regime was fitted (it predicts every window with `iceberg_fit`)."""
+    return calibration.fits.get((ICEBERG, regime_mode(mode)))
 
 
 def iceberg_fit(calibration: Calibration, mode: str) -> Fit:

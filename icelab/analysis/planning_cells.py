@@ -44,6 +44,16 @@ CALIBRATED_FEATURES: tuple[str, ...] = (
     "busiest_thread_kb",
     "entries_matched",
 )
+# The calibrated model's regime of many small manifests (docs/costmodel-check-5.md): a window
+# that reads more than one manifest, of at most SMALL_MANIFEST_BYTES each on average, is predicted
+# by the same form fitted on the calibration cells of that kind alone. There a manifest costs
+# about what opening and scheduling it costs, whatever its bytes; the fit over every cell, pulled
+# by single large manifests decoded on one thread, prices that lower (the fourth check's tables,
+# of tens of 10 KB manifests, were under-predicted by it). On the ladder the boundary falls
+# between 376 KB (meta_200k as ingested) and 700 KB (its 1 MB rewrite): any value between splits
+# it alike.
+SMALL_MANIFEST_BYTES = 512 * 1024
+SMALL_MANIFESTS = "small_manifests"
 OPTIONAL_FEATURES = ("manifest_bytes_read",)
 # How each coefficient is shown: its unit, and the factor from the fitted ms per one.
 UNITS: dict[str, tuple[str, float]] = {
@@ -182,6 +192,21 @@ def with_busiest(reads: pd.DataFrame, threads: Any) -> pd.DataFrame:
     return reads.assign(
         busiest_thread_entries=busiest, busiest_thread_kb=pd.Series(kb, index=reads.index, dtype=float)
     )
+
+
+def small_manifests(reads: pd.DataFrame) -> pd.Series:
+    """Whether each window (manifests_read, manifest_bytes_read) is of the many-small-manifests
+    regime: more than one manifest read, of at most SMALL_MANIFEST_BYTES on average (False where
+    the bytes are unknown)."""
+    manifests = reads["manifests_read"].astype(float)
+    found = reads.get("manifest_bytes_read", np.nan)
+    per_manifest = pd.Series(found, index=reads.index, dtype=float) / manifests
+    return (manifests > 1) & (per_manifest <= SMALL_MANIFEST_BYTES)
+
+
+def regime_mode(mode: str) -> str:
+    """The key of a planning mode's many-small-manifests fit in a calibration: `local/small_manifests`."""
+    return f"{mode}/{SMALL_MANIFESTS}"
 
 
 def largest_read(table: pd.DataFrame) -> pd.Series:

@@ -9,6 +9,8 @@ from typing import Any
 
 from icelab.core.runs import Run
 
+CALIBRATION = "calibration.json"  # in the run directory: the calibration the doctor predicted with
+
 
 def catalogue(run: Run) -> dict[str, Any]:
     """The run's catalogue.json."""

@@ -12,6 +12,7 @@ beside the cost model's inputs and prediction) in results/runs/doctor_catalogue/
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from omegaconf import DictConfig
 from pyspark.sql import SparkSession
 
 from icelab.analysis.calibration import Where
+from icelab.analysis.shape_catalogue import CALIBRATION
 from icelab.bench.context import open_context
 from icelab.core import run_state, storage
 from icelab.core.config import EngineConfig, catalogue_config, manifest_health_rules
@@ -272,6 +274,10 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
     model = doctor_model(where, [results, REPO / "results"])  # the doctor's, as `icelab doctor` takes it
     policy = Policy(rules=manifest_health_rules(), windows=tuple(ccfg.windows))
     run_dir = ctx.new_run(ccfg.name)
+    if model is not None and model.calibration is not None:
+        # The calibration the doctor predicted with, kept with the run: a later calibration of
+        # the same engine and storage replaces the file it was read from.
+        shutil.copyfile(model.path, run_dir / CALIBRATION)
     with tempfile.TemporaryDirectory(prefix="doctor-catalogue-") as scratch:
         rows = check_catalogue(
             ctx.spark,

@@ -26,7 +26,7 @@ from scipy import stats
 
 from icelab.analysis import calibration
 from icelab.analysis.calibration import Where
-from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, with_busiest
+from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, small_manifests, with_busiest
 from icelab.analysis.planning_model import LEVEL, Fit, fit
 from icelab.analysis.planning_runs import load, newest_first
 from icelab.core.contract import MEASUREMENTS
@@ -50,21 +50,40 @@ READS = (
 
 @dataclass(frozen=True)
 class PlanningModel:
-    """The Iceberg fit of one planning mode, and the threads it predicts for."""
+    """The Iceberg fit of one planning mode, and the threads it predicts for; with `small`, the
+    same form fitted on many small manifests alone, which predicts the windows of that regime
+    (`planning_cells.small_manifests`)."""
 
     fit: Fit
     run: str  # <experiment>/<run_id> it was fitted on
     path: str
     threads: int  # the fitted run's driver cores
+    small: Fit | None = None
+    # The calibration it came from (run, commit, sitting, when it was made); None for a fit on a run.
+    calibration: dict[str, Any] | None = None
+
+    def fit_of(self, reads: pd.DataFrame) -> pd.Series:
+        """Per row of `reads` (columns READS), the fit that predicts it: True for `small`."""
+        if self.small is None:
+            return pd.Series(False, index=reads.index)
+        return small_manifests(reads)
 
     def predict(self, reads: pd.DataFrame) -> pd.DataFrame:
-        """predicted_ms, lo_ms, hi_ms (95% prediction interval) and extrapolated (an input outside
-        the fitted range) for each row of `reads` (columns READS; index kept)."""
-        return self.fit.predict(with_busiest(reads, self.threads))
+        """predicted_ms, lo_ms, hi_ms (95% prediction interval), extrapolated (an input outside
+        the fitted range of the fit used) and small_manifests (which fit) for each row of `reads`
+        (columns READS; index kept)."""
+        derived = with_busiest(reads, self.threads)
+        out = self.fit.predict(derived)
+        use = self.fit_of(reads)
+        if use.any() and self.small is not None:
+            part = self.small.predict(derived[use])
+            for column in part.columns:
+                out.loc[use, column] = part[column]
+        return out.assign(small_manifests=use.astype(bool))
 
     def predictions(self, reads: Sequence[dict[str, float]]) -> list[dict[str, Any]]:
         """For each window's reads (keys READS): ms predicted, range_ms (its 95% prediction
-        interval), extrapolated; to 0.1 ms."""
+        interval), extrapolated, and the fit (`all` or `small_manifests`); to 0.1 ms."""
         if not reads:
             return []
         out = self.predict(pd.DataFrame(list(reads), columns=list(READS)))
@@ -73,6 +92,7 @@ class PlanningModel:
                 "ms": round(float(r.predicted_ms), 1),
                 "range_ms": [round(float(r.lo_ms), 1), round(float(r.hi_ms), 1)],
                 "extrapolated": bool(r.extrapolated),
+                "fit": "small_manifests" if r.small_manifests else "all",
             }
             for r in out.itertuples()
         ]
@@ -81,33 +101,70 @@ class PlanningModel:
         self, now: Sequence[dict[str, float]], after: Sequence[dict[str, float]]
     ) -> list[dict[str, float]]:
         """For each pair of a window's reads now and after a change: the planning it saves
-        (gain_ms, now minus after) and the model's 95% error on that difference (error_ms: the
-        confidence half-width of the fitted coefficients applied to the change in the inputs; the
-        scatter of single plans is common to both and cancels)."""
+        (gain_ms, now minus after) and the model's 95% error on that difference (error_ms). When
+        one fit predicts both, the confidence half-width of its coefficients applied to the change
+        in the inputs (the scatter of single plans is common to both and cancels); when the two
+        are of different regimes (`small`), the half-widths of the two means combined."""
         if not now:
             return []
         frames = [pd.DataFrame(list(r), columns=list(READS)) for r in (now, after)]
-        exog = [self.fit.design(with_busiest(f, self.threads)).to_numpy(float) for f in frames]
-        diff = exog[0] - exog[1]
-        result = self.fit.result
-        gain = diff @ np.asarray(result.params, dtype=float)
-        cov = np.asarray(result.cov_params(), dtype=float)
-        se = np.sqrt(np.einsum("ij,jk,ik->i", diff, cov, diff))
+        uses = [self.fit_of(f) for f in frames]
+        derived = [with_busiest(f, self.threads) for f in frames]
+        out = []
+        for i in range(len(frames[0])):
+            fits = [self.small if u.iloc[i] else self.fit for u in uses]
+            rows = [self._design(fit, d.iloc[[i]]) for fit, d in zip(fits, derived, strict=True)]
+            if fits[0] is fits[1]:
+                out.append(self._gain(fits[0], rows[0] - rows[1]))
+                continue
+            means = [float(r @ _params(f)) for r, f in zip(rows, fits, strict=True)]
+            halves = [self._gain(f, r)["error_ms"] for r, f in zip(rows, fits, strict=True)]
+            error = float(np.hypot(*halves))
+            out.append({"gain_ms": round(means[0] - means[1], 1), "error_ms": round(error, 1)})
+        return out
+
+    @staticmethod
+    def _design(fit: Fit | None, derived: pd.DataFrame) -> np.ndarray:
+        assert fit is not None
+        return fit.design(derived).to_numpy(float)[0]
+
+    @staticmethod
+    def _gain(fit: Fit | None, diff: np.ndarray) -> dict[str, float]:
+        """`diff` (a change in the design row) times the fit's coefficients, and its 95% error."""
+        assert fit is not None
+        result = fit.result
+        gain = float(diff @ _params(fit))
+        se = float(np.sqrt(diff @ np.asarray(result.cov_params(), dtype=float) @ diff))
         half = stats.t.ppf(0.5 + LEVEL / 2, result.df_resid) * se
-        return [
-            {"gain_ms": round(float(g), 1), "error_ms": round(float(h), 1)}
-            for g, h in zip(gain, half, strict=True)
-        ]
+        return {"gain_ms": round(gain, 1), "error_ms": round(float(half), 1)}
 
     def describe(self) -> str:
-        """One line: which fit, on which run."""
+        """One line: which fit, on which run (a calibration: when it was made)."""
+        made = (self.calibration or {}).get("created_utc")
+        small = (
+            f"; windows of many small manifests by its fit on those alone ({self.small.n} cells)"
+            if self.small is not None
+            else ""
+        )
         return (
             f"cost model {self.fit.format}/{self.fit.mode} on {self.threads} planning threads, fitted on "
-            f"run {self.run} ({self.fit.n} cells, R² {self.fit.r2:.3f}); * beyond the fitted range"
+            f"run {self.run}{f', made {made}' if made else ''} ({self.fit.n} cells, R² {self.fit.r2:.3f})"
+            f"{small}; * beyond the fitted range"
         )
 
     def as_json(self) -> dict[str, Any]:
-        return {"run": self.run, "path": self.path, "threads": self.threads, **self.fit.summary()}
+        return {
+            "run": self.run,
+            "path": self.path,
+            "threads": self.threads,
+            "calibration": self.calibration,
+            **self.fit.summary(),
+            "small_manifests": self.small.summary() if self.small is not None else None,
+        }
+
+
+def _params(fit: Fit) -> np.ndarray:
+    return np.asarray(fit.result.params, dtype=float)
 
 
 def fitted(bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE) -> PlanningModel | None:
@@ -149,8 +206,14 @@ def calibrated(where: Where, bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_
         model = calibration.iceberg_fit(found, mode)
     except KeyError:
         return None
+    facts = ("run_id", "created_utc", "sitting", "git")
     return PlanningModel(
-        model, f"calibration/{found.where.key} (run {found.run_id})", str(found.path), found.threads
+        model,
+        f"calibration/{found.where.key} (run {found.run_id})",
+        str(found.path),
+        found.threads,
+        calibration.small_manifest_fit(found, mode),
+        {k: found.provenance.get(k) for k in facts},
     )
 
 

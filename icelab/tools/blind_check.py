@@ -40,12 +40,13 @@ import pandas as pd
 from icelab.analysis import blind_check, calibration
 from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
 from icelab.analysis.planning_model import Fit
-from icelab.analysis.shape_catalogue import catalogue
+from icelab.analysis.shape_catalogue import CALIBRATION, catalogue
 from icelab.core.errors import OneLineParser, UserError
 from icelab.core.provenance import REPO, git
 from icelab.core.results import write_json
 from icelab.core.runs import Run, find_runs
 from icelab.core.units import pct
+from icelab.health.forecast import PlanningModel
 from icelab.tools.costmodel_output import interval_text
 
 CATALOGUE = "doctor_catalogue"
@@ -74,6 +75,10 @@ class Registration:
     # Whether each foreign run's doctor must have predicted with the registered calibration
     # itself (its catalogue.json names the model): a run whose doctor used another is left out.
     doctor_calibrated: bool = False
+    # Whether each foreign run's doctor must have predicted with a calibration made in the run's
+    # own sitting by code that holds the registration (kept in its run directory,
+    # doctor_catalogue.CALIBRATION); its cells are predicted by that calibration, each run its own.
+    fresh_calibration: bool = False
 
 
 REGISTRATIONS: dict[int, Registration] = {
@@ -129,12 +134,37 @@ REGISTRATIONS: dict[int, Registration] = {
         reported=("many_files",),
         doctor_calibrated=True,
     ),
+    # The fifth: the doctor's prediction from a calibration made in each run's own sitting, with
+    # the many-small-manifests regime fitted apart (docs/costmodel-check-5.md), on new tables
+    # other engines wrote. Its calibration field names the shipped one only for the scorer's
+    # plumbing: each run is predicted by its own (doctor_catalogue's calibration.json).
+    5: Registration(
+        5,
+        "docs/costmodel-check-5.md",
+        SHIPPED / "local-local-0ms.json",
+        SHIPPED / "local-local-0ms.json",
+        Path("results") / "reference" / "costmodel-check-5",
+        "",
+        Path("results") / "reference" / "costmodel-check-5",
+        scored=(
+            "fragmented_100",
+            "pyiceberg_fragmented_50",
+            "identity_and_time_25",
+            "hourly_30",
+            "merge_on_read_45",
+            "spec_evolved_40",
+        ),
+        reported=("many_files_90",),
+        fresh_calibration=True,
+    ),
 }
 NEWEST = max(REGISTRATIONS)
 # Why a held-out run of a ladder registration is left out, besides its commit.
 OTHER_LADDER = "its ladder not the registered states"
 # Why a foreign run is left out of a registration whose doctor must predict with its calibration.
 OTHER_MODEL = "its doctor did not predict with the registered calibration"
+# ... or with a calibration of its own sitting, made by code that holds the registration.
+NOT_FRESH = "its doctor's calibration was not made in its sitting by the registered code"
 
 
 ABOUT = "Score the cost model's pre-registered blind check on the held-out runs (exit 2: bad input)."
@@ -178,6 +208,7 @@ def registration(path: Path, reg: Registration) -> dict[str, Any]:
         "number": reg.number,
         "page": reg.page,
         "held_out": reg.held_out,
+        "fresh_calibration": reg.fresh_calibration,
         "commit": commit,
         "calibration": str(path),
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -275,6 +306,10 @@ def score(
         raise UserError(str(exc)) from None
     found = registration(calibration_path, reg)
     other_model = [r for r in foreign if reg.doctor_calibrated and not _doctor_used(r, registered)]
+    not_fresh: list[Run] = []
+    if reg.fresh_calibration:
+        model = None
+        foreign_cells, not_fresh = _own_calibration(foreign, foreign_cells, found["commit"])
     foreign_cells = {k: v for k, v in foreign_cells.items() if k not in {r.run_id for r in other_model}}
     reported_cells = _shapes(foreign_cells, reg.reported)
     if reg.scored:
@@ -290,12 +325,52 @@ def score(
         "foreign": _part(foreign_cells, measured, model, commit, found["commit"]),
     }
     out["foreign"]["left_out"] += [
-        {"run": r.run_id, "commit": blind_check.run_commit(r), "reason": OTHER_MODEL} for r in other_model
+        {"run": r.run_id, "commit": blind_check.run_commit(r), "reason": reason}
+        for reason, runs in ((OTHER_MODEL, other_model), (NOT_FRESH, not_fresh))
+        for r in runs
     ]
     if reg.reported:
         shown = [r for r in foreign if r.run_id in reported_cells]
         out["reported"] = _part(reported_cells, shown, model, commit, found["commit"])
     return out
+
+
+def _own_calibration(
+    foreign: list[Run], cells_of: dict[str, pd.DataFrame], registered: str | None
+) -> tuple[dict[str, pd.DataFrame], list[Run]]:
+    """Each foreign run's cells predicted by the calibration its doctor used (kept in the run
+    directory), when that calibration was made in the run's sitting by code that holds the
+    registration and its fits are the ones the doctor used; the runs left out otherwise."""
+    kept, left = {}, []
+    for run in foreign:
+        if run.run_id not in cells_of:
+            continue
+        try:
+            own = calibration.read(run.path / CALIBRATION)
+        except ValueError:
+            left.append(run)
+            continue
+        git_of = own.provenance.get("git") or {}
+        fresh = (
+            own.provenance.get("sitting") == blind_check.sitting(run)
+            and git_of.get("dirty") is False
+            and after_registration(git_of.get("commit"), registered)
+            and _doctor_used(run, own)
+        )
+        if not fresh:
+            left.append(run)
+            continue
+        model = PlanningModel(
+            calibration.iceberg_fit(own, ICEBERG_DEFAULT_MODE),
+            own.run_id,
+            str(own.path),
+            own.threads,
+            calibration.small_manifest_fit(own, ICEBERG_DEFAULT_MODE),
+        )
+        table = cells_of[run.run_id].reset_index(drop=True)
+        found = model.predict(table[blind_check.INPUTS])
+        kept[run.run_id] = table.join(found[["predicted_ms", "lo_ms", "hi_ms", "extrapolated"]])
+    return kept, left
 
 
 def _shapes(cells_of: dict[str, pd.DataFrame], shapes: Sequence[str]) -> dict[str, pd.DataFrame]:
@@ -365,7 +440,7 @@ def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
         if "reason" not in r
     ]
     left_text = [f"left out, not of commit {(part['commit'] or '?')[:7]}: {', '.join(left)}"] if left else []
-    for reason in (OTHER_LADDER, OTHER_MODEL):
+    for reason in (OTHER_LADDER, OTHER_MODEL, NOT_FRESH):
         other = [r["run"] for r in part["left_out"] if r.get("reason") == reason]
         left_text += [f"left out, {reason}: {', '.join(other)}"] if other else []
     if not part["runs"]:
@@ -448,12 +523,14 @@ def _doctor_text(d: dict[str, Any] | None) -> list[str]:
 def text(result: dict[str, Any], runs_dir: Path, foreign_dir: Path) -> str:
     """The console view."""
     reg = result["registration"]
-    head = (
-        f"blind check {reg['number']} registered by {reg['commit'] or 'an unknown commit (no git)'} "
-        f"({reg['page']}); predicted with "
-        f"{reg['calibration']}"
-        + ("" if reg["as_registered"] else " -- NOT the registered calibration: not the registered check")
-    )
+    by = reg["commit"] or "an unknown commit (no git)"
+    head = f"blind check {reg['number']} registered by {by} ({reg['page']}); "
+    if reg.get("fresh_calibration"):
+        head += "each run predicted with the calibration its doctor used, made in its sitting"
+    else:
+        head += f"predicted with {reg['calibration']}" + (
+            "" if reg["as_registered"] else " -- NOT the registered calibration: not the registered check"
+        )
     states = part_text(result["states"], "held-out states (metadata_scale runs)", runs_dir)
     reported = result.get("reported")
     return "\n".join(

@@ -14,7 +14,7 @@ import pytest
 
 from icelab.analysis import calibration
 from icelab.analysis.calibration import Where
-from icelab.analysis.planning_cells import CALIBRATED_FEATURES
+from icelab.analysis.planning_cells import CALIBRATED_FEATURES, small_manifests
 from icelab.analysis.planning_model import fit_all
 from icelab.core.runs import Run, read_run
 from tests.analysis.test_planning_model import THREADS, synthetic
@@ -71,6 +71,7 @@ def test_a_calibration_read_back_is_the_runs_fit(tmp_path):
     frame, states, windows = load(run)
     # A calibration fits the calibrated form: a cost per KB read beside the cost per entry.
     expected = fit_all(frame, {"iceberg": CALIBRATED_FEATURES}, states=states, windows=windows)
+    expected |= calibration.small_manifest_fits(expected, [])
     assert set(found.fits) == set(expected)
     for key, model in expected.items():
         np.testing.assert_allclose(found.fits[key].result.params, model.result.params, rtol=1e-9)
@@ -156,3 +157,43 @@ def test_cells_kept_are_numbers_again(tmp_path):
     cells = found.fits[("iceberg", "local")].cells
     assert pd.api.types.is_float_dtype(cells["data_files"])
     assert not pd.api.types.is_numeric_dtype(cells["dataset"])
+
+
+def small_manifest_run(root: Path) -> Run:
+    """A synthetic run of states whose 200,000-entry state reads manifests of a few KB: the
+    cells of the many-small-manifests regime (the synthetic states are otherwise of MBs)."""
+    run = state_run(root, LOCAL)
+    windows = pd.read_csv(run.path / "windows.csv")
+    small = windows["dataset"].str.startswith("meta_200k")
+    windows["manifest_bytes_read"] = windows["manifest_bytes_read"].where(
+        ~small, windows["manifest_bytes_read"] // 1000
+    )
+    windows.to_csv(run.path / "windows.csv", index=False)
+    return run
+
+
+def small_manifest_calibration(root: Path, into: Path) -> Path:
+    """The calibration of `small_manifest_run`, written under `into`."""
+    return calibration.write(calibration.record(small_manifest_run(root)), into)
+
+
+def test_the_many_small_manifests_fit_is_the_same_form_on_those_cells_alone(tmp_path):
+    """A window reading more than one manifest of at most 512 KiB on average is of the regime;
+    one manifest, or larger ones, is not; the regime's fit is fitted on exactly its cells, and a
+    run without such cells gets none (said in its notes)."""
+    reads = pd.DataFrame(
+        {
+            "manifests_read": [1, 2, 379, 4],
+            "manifest_bytes_read": [10_000, 2 * 400_000, 379 * 376_000, 4 * 6_000_000],
+        }
+    )
+    assert small_manifests(reads).tolist() == [False, True, True, False]
+    without = json.loads(made(tmp_path, LOCAL).read_text())
+    assert not any(f["mode"].endswith("small_manifests") for f in without["fits"])
+    assert "iceberg/local/small_manifests not fitted: 0 cells of many small manifests" in without["notes"]
+    found = calibration.read(small_manifest_calibration(tmp_path / "run", tmp_path / "calibrations"))
+    full, small = found.fits[("iceberg", "local")], calibration.small_manifest_fit(found, "local")
+    assert small is not None and small.features == full.features
+    regime = full.cells[small_manifests(full.cells)]
+    assert 0 < small.n == len(regime) < full.n
+    assert set(small.cells["dataset"] + small.cells["layout"]) == set(regime["dataset"] + regime["layout"])

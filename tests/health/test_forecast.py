@@ -13,7 +13,7 @@ import pytest
 from icelab.analysis import calibration
 from icelab.analysis.calibration import Where
 from icelab.analysis.manifest_layouts import AS_INGESTED, predict_table
-from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
+from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE, with_busiest
 from icelab.analysis.planning_model import fit_all
 from icelab.analysis.planning_runs import load, locate
 from icelab.core.config import manifest_health_rules
@@ -176,3 +176,37 @@ def test_without_a_calibration_of_its_store_the_doctor_fits_the_newest_run(tmp_p
     assert calibrated(Where.of("local", "object", 50), [base]) is None
     model = doctor_model(Where.of("local", "object", 50), [base])
     assert model is not None and model.run == f"metadata_scale/{locate(None, base).run_id}"
+
+
+def test_windows_of_many_small_manifests_are_predicted_by_their_own_fit(tmp_path):
+    """A calibration with the regime's fit: a window of tens of small manifests is predicted by
+    it, a one-manifest window by the fit over every cell; without it, every window by the latter;
+    a gain between two windows of different regimes is the difference of the two predictions."""
+    from tests.analysis.test_calibration import LOCAL, small_manifest_calibration
+
+    base = tmp_path / "results"
+    small_manifest_calibration(tmp_path / "run", base / "calibrations")
+    model = calibrated(LOCAL, [base])
+    assert model is not None and model.small is not None and model.calibration["run_id"]
+    reads = pd.DataFrame(
+        {
+            "manifests_read": [60, 1],
+            "entries_read": [3_600, 6_000],
+            "largest_manifest_entries": [60, 6_000],
+            "entries_matched": [60, 100],
+            "manifest_bytes_read": [60 * 9_400, 147_000],
+        }
+    )
+    got = model.predict(reads)
+    assert got["small_manifests"].tolist() == [True, False]
+    derived = with_busiest(reads, model.threads)
+    expected_small = model.small.predict(derived.iloc[[0]])["predicted_ms"].iloc[0]
+    expected_full = model.fit.predict(derived.iloc[[1]])["predicted_ms"].iloc[0]
+    assert got["predicted_ms"].tolist() == pytest.approx([expected_small, expected_full])
+    assert expected_small != pytest.approx(model.fit.predict(derived.iloc[[0]])["predicted_ms"].iloc[0])
+    plain = PlanningModel(model.fit, model.run, model.path, model.threads)
+    assert not plain.predict(reads)["small_manifests"].any()
+    rows = reads.to_dict("records")
+    gain = model.gains([rows[0]], [rows[1]])[0]
+    assert gain["gain_ms"] == pytest.approx(round(expected_small - expected_full, 1), abs=0.11)
+    assert gain["error_ms"] > 0

@@ -38,7 +38,7 @@ def test_each_committed_calibration_is_the_one_its_registration_committed(tmp_pa
 
 def test_the_registrations_are_of_different_commits_calibrations_and_runs():
     regs = [blind_check.REGISTRATIONS[n] for n in (1, 2, 3)]
-    assert blind_check.NEWEST == 4
+    assert blind_check.NEWEST == 5
     assert len({(REPO / r.calibration).read_bytes() for r in regs}) == 3
     assert len({r.runs for r in regs}) == 3 and len({r.held_out for r in regs}) == 3
     assert len({r.page for r in regs}) == 3 and regs[0].foreign != regs[1].foreign
@@ -241,3 +241,51 @@ def test_the_fourth_registration_judges_its_named_tables_with_the_doctors_calibr
     printed = capsys.readouterr().out
     assert f"left out, {blind_check.OTHER_MODEL}: 20261123T000000Z-abcde3" in printed
     assert blind_check.REPORTED in printed and "held-out states" not in printed
+
+
+def test_the_fifth_registration_predicts_each_run_by_the_calibration_of_its_sitting(
+    tmp_path, capsys, monkeypatch
+):
+    """The fifth registration's way: each foreign run is predicted by the calibration its doctor
+    used, kept in its run directory; a run whose calibration was made in another sitting is left
+    out and named."""
+    from icelab.analysis import calibration as calibrations
+    from tests.analysis.test_blind_check import HEAD
+
+    data = json.loads(made(tmp_path, LOCAL).read_text())
+    data["provenance"]["git"] = {"commit": HEAD, "dirty": False}
+    for i, (sitting, slower, made_in) in enumerate(
+        [("a", 1.0, "a"), ("b", 1.1, "b"), ("b", 1.2, "b"), ("b", 1.0, "a")]
+    ):
+        run = catalogue_run(tmp_path / "foreign", f"2026112{i}T000000Z-abcde{i}", sitting, slower)
+        own = dict(data, provenance=dict(data["provenance"], sitting=made_in))
+        (run.path / "calibration.json").write_text(json.dumps(own))
+        fit = calibrations.iceberg_fit(calibrations.read(run.path / "calibration.json"), "local")
+        catalogue = json.loads((run.path / "catalogue.json").read_text())
+        catalogue["model"] = {"coefficients": fit.summary()["coefficients"]}
+        (run.path / "catalogue.json").write_text(json.dumps(catalogue))
+    fifth = dataclasses.replace(
+        blind_check.REGISTRATIONS[5], page=FIRST.page, scored=("fragmented",), reported=()
+    )
+    monkeypatch.setitem(blind_check.REGISTRATIONS, 9, fifth)
+    args = [
+        "blind",
+        "--registration",
+        "9",
+        "--runs",
+        str(tmp_path / "none"),
+        "--foreign",
+        str(tmp_path / "foreign"),
+    ]
+    assert main([*args, "--json", "-"]) == 0
+    foreign = json.loads(capsys.readouterr().out)["foreign"]
+    assert len(foreign["runs"]) == 3 and "20261123T000000Z-abcde3" not in foreign["runs"]
+    stale = [r["run"] for r in foreign["left_out"] if r.get("reason") == blind_check.NOT_FRESH]
+    assert stale == ["20261123T000000Z-abcde3"]
+    cells = pd.DataFrame(foreign["cells"])
+    assert cells["predicted_ms"].notna().all() and set(cells["dataset"]) == {"fragmented"}
+    assert main(args) == 0
+    assert (
+        "each run predicted with the calibration its doctor used, made in its sitting"
+        in capsys.readouterr().out
+    )

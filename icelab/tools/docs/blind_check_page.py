@@ -100,6 +100,7 @@ def result(results: Path, number: int = 1) -> str:
         min_runs=criterion.MIN_RUNS,
         min_sittings=criterion.MIN_SITTINGS,
         doctor_calibrated=reg.doctor_calibrated,
+        fresh_calibration=reg.fresh_calibration,
     )
 
 
@@ -108,4 +109,5 @@ BLOCKS = {
     "costmodel-blind-check-2": functools.partial(result, number=2),
     "costmodel-blind-check-3": functools.partial(result, number=3),
     "costmodel-blind-check-4": functools.partial(result, number=4),
+    "costmodel-blind-check-5": functools.partial(result, number=5),
 }
