@@ -198,6 +198,11 @@ def test_a_ladder_registration_predicts_each_run_from_its_own_ladder(tmp_path, c
     assert not alone["passed"] and alone["median_signed_error"] < -0.2
 
 
+def as_registration_9(foreign) -> list[str]:  # noqa: ANN001
+    """`icelab costmodel blind` of the registration a test put at number 9, on `foreign` alone."""
+    return ["blind", "--registration", "9", "--runs", str(foreign.parent / "none"), "--foreign", str(foreign)]
+
+
 def test_the_fourth_registration_judges_its_named_tables_with_the_doctors_calibration(
     tmp_path, capsys, monkeypatch
 ):
@@ -220,15 +225,7 @@ def test_the_fourth_registration_judges_its_named_tables_with_the_doctors_calibr
         blind_check.REGISTRATIONS[4], page=FIRST.page, scored=("fragmented",), reported=("unpartitioned",)
     )
     monkeypatch.setitem(blind_check.REGISTRATIONS, 9, fourth)
-    args = [
-        "blind",
-        "--registration",
-        "9",
-        "--runs",
-        str(tmp_path / "none"),
-        "--foreign",
-        str(tmp_path / "foreign"),
-    ]
+    args = as_registration_9(tmp_path / "foreign")
     assert main([*args, "--calibration", str(calibration), "--json", "-"]) == 0
     result = json.loads(capsys.readouterr().out)
     foreign, reported = result["foreign"], result["reported"]
@@ -268,15 +265,7 @@ def test_the_fifth_registration_predicts_each_run_by_the_calibration_of_its_sitt
         blind_check.REGISTRATIONS[5], page=FIRST.page, scored=("fragmented",), reported=()
     )
     monkeypatch.setitem(blind_check.REGISTRATIONS, 9, fifth)
-    args = [
-        "blind",
-        "--registration",
-        "9",
-        "--runs",
-        str(tmp_path / "none"),
-        "--foreign",
-        str(tmp_path / "foreign"),
-    ]
+    args = as_registration_9(tmp_path / "foreign")
     assert main([*args, "--json", "-"]) == 0
     foreign = json.loads(capsys.readouterr().out)["foreign"]
     assert len(foreign["runs"]) == 3 and "20261123T000000Z-abcde3" not in foreign["runs"]
