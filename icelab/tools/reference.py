@@ -36,6 +36,7 @@ KEEP = (
     "timeline.parquet",  # snapshot_expiry
     "expiry.json",
     "catalogue.json",  # doctor_catalogue
+    "calibration.json",  # doctor_catalogue: the calibration its doctor predicted with
 )
 MAX_BYTES = 2 * 1024 * 1024
 
