@@ -14,6 +14,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 START = dt.date(2026, 1, 1)
+START_S = int(dt.datetime.combine(START, dt.time(), tzinfo=dt.timezone.utc).timestamp())  # epoch seconds
 COLUMNS = "id bigint, ts timestamp, v string"
 
 
@@ -51,11 +52,16 @@ def create(
 def append(spark: SparkSession, table: str, first_id: int, rows: int, days: int, extra: str = "") -> None:
     """One `INSERT INTO`: `rows` rows spread over `days` days from START, one commit (`extra`:
     further column expressions over `id`)."""
-    start = dt.datetime.combine(START, dt.time(), tzinfo=dt.timezone.utc).timestamp()
     spark.sql(
-        f"INSERT INTO {table} SELECT id, timestamp_seconds({int(start)} + (id % {days}) * 86400 + id), "
+        f"INSERT INTO {table} SELECT id, timestamp_seconds({START_S} + (id % {days}) * 86400 + id), "
         f"concat('v', id){extra} FROM range({first_id}, {first_id + rows})"
     )
+
+
+def appends_of(spark: SparkSession, table: str, appends: int, rows: int, days: int, extra: str = "") -> None:
+    """`appends` inserts (`append`) of `rows` rows over `days` days each, their ids apart."""
+    for j in range(appends):
+        append(spark, table, j * max(100, rows), rows, days, extra)
 
 
 def fragmented(
@@ -70,8 +76,7 @@ def fragmented(
     """`appends` inserts of `rows` rows over all `days` days each, merging off: one manifest per
     append, each spanning every day (a data file per day when `rows` >= `days`)."""
     table = create(spark, catalog, name, {"commit.manifest-merge.enabled": "false"})
-    for j in range(appends):
-        append(spark, table, j * max(100, rows), rows, days)
+    appends_of(spark, table, appends, rows, days)
     return table_dir(warehouse, name)
 
 
@@ -150,8 +155,7 @@ def identity_and_time(
     table = create(spark, catalog, name, props, "region, days(ts)", f"{COLUMNS}, region string")
     rows = 60 if regions is None else days * regions * 4
     region = "id % 3" if regions is None else f"(id div {days}) % {regions}"
-    for j in range(appends):
-        append(spark, table, j * max(100, rows), rows, days, extra=f", concat('r', {region})")
+    appends_of(spark, table, appends, rows, days, extra=f", concat('r', {region})")
     return table_dir(warehouse, name)
 
 
@@ -176,9 +180,8 @@ def many_files(
     writing straight from its input partitions does): `tasks` x `days` data files in one commit."""
     props = {"write.distribution-mode": "none", "write.spark.fanout.enabled": "true"}
     table = create(spark, catalog, name, props)
-    start = int(dt.datetime.combine(START, dt.time(), tzinfo=dt.timezone.utc).timestamp())
     spark.sql(
-        f"INSERT INTO {table} SELECT id, timestamp_seconds({start} + (id % {days}) * 86400 + id % 3600), "
+        f"INSERT INTO {table} SELECT id, timestamp_seconds({START_S} + (id % {days}) * 86400 + id % 3600), "
         f"concat('v', id) FROM range(0, {tasks * days}, 1, {tasks})"
     )
     return table_dir(warehouse, name)
@@ -190,11 +193,10 @@ def hourly(
     """Partitioned by `hours(ts)`, `appends` inserts with merging off, each writing a file for
     every hour of `days` days: one manifest per append spanning every hour."""
     table = create(spark, catalog, name, {"commit.manifest-merge.enabled": "false"}, "hours(ts)")
-    start = dt.datetime.combine(START, dt.time(), tzinfo=dt.timezone.utc).timestamp()
     hours = days * 24
     for j in range(appends):
         spark.sql(
-            f"INSERT INTO {table} SELECT id, timestamp_seconds({int(start)} + (id % {hours}) * 3600 + j), "
+            f"INSERT INTO {table} SELECT id, timestamp_seconds({START_S} + (id % {hours}) * 3600 + j), "
             f"concat('v', id) FROM (SELECT id, {j} AS j FROM range({j * hours}, {(j + 1) * hours}))"
         )
     return table_dir(warehouse, name)
@@ -218,9 +220,7 @@ def merge_on_read_appends(
         "commit.manifest-merge.enabled": "false",
     }
     table = create(spark, catalog, name, props)
-    rows = days * 4
-    for j in range(appends):
-        append(spark, table, j * max(100, rows), rows, days)
+    appends_of(spark, table, appends, days * 4, days)
     for k in range(deletes):
         spark.sql(f"DELETE FROM {table} WHERE id % 7 = {k}")
     return table_dir(warehouse, name)

@@ -75,11 +75,15 @@ class PlanningModel:
         derived = with_busiest(reads, self.threads)
         out = self.fit.predict(derived)
         use = self.fit_of(reads)
-        if use.any() and self.small is not None:
-            part = self.small.predict(derived[use])
+        if use.any():
+            part = self._fit_for(True).predict(derived[use])
             for column in part.columns:
                 out.loc[use, column] = part[column]
         return out.assign(small_manifests=use.astype(bool))
+
+    def _fit_for(self, small: bool) -> Fit:
+        """`small` when asked for and fitted, else the fit over every cell."""
+        return self.small if small and self.small is not None else self.fit
 
     def predictions(self, reads: Sequence[dict[str, float]]) -> list[dict[str, Any]]:
         """For each window's reads (keys READS): ms predicted, range_ms (its 95% prediction
@@ -112,31 +116,16 @@ class PlanningModel:
         derived = [with_busiest(f, self.threads) for f in frames]
         out = []
         for i in range(len(frames[0])):
-            fits = [self.small if u.iloc[i] else self.fit for u in uses]
-            rows = [self._design(fit, d.iloc[[i]]) for fit, d in zip(fits, derived, strict=True)]
+            fits = [self._fit_for(bool(u.iloc[i])) for u in uses]
+            rows = [f.design(d.iloc[[i]]).to_numpy(float)[0] for f, d in zip(fits, derived, strict=True)]
             if fits[0] is fits[1]:
-                out.append(self._gain(fits[0], rows[0] - rows[1]))
+                out.append(_gain(fits[0], rows[0] - rows[1]))
                 continue
             means = [float(r @ _params(f)) for r, f in zip(rows, fits, strict=True)]
-            halves = [self._gain(f, r)["error_ms"] for r, f in zip(rows, fits, strict=True)]
+            halves = [_gain(f, r)["error_ms"] for r, f in zip(rows, fits, strict=True)]
             error = float(np.hypot(*halves))
             out.append({"gain_ms": round(means[0] - means[1], 1), "error_ms": round(error, 1)})
         return out
-
-    @staticmethod
-    def _design(fit: Fit | None, derived: pd.DataFrame) -> np.ndarray:
-        assert fit is not None
-        return fit.design(derived).to_numpy(float)[0]
-
-    @staticmethod
-    def _gain(fit: Fit | None, diff: np.ndarray) -> dict[str, float]:
-        """`diff` (a change in the design row) times the fit's coefficients, and its 95% error."""
-        assert fit is not None
-        result = fit.result
-        gain = float(diff @ _params(fit))
-        se = float(np.sqrt(diff @ np.asarray(result.cov_params(), dtype=float) @ diff))
-        half = stats.t.ppf(0.5 + LEVEL / 2, result.df_resid) * se
-        return {"gain_ms": round(gain, 1), "error_ms": round(float(half), 1)}
 
     def describe(self) -> str:
         """One line: which fit, on which run (a calibration: when it was made)."""
@@ -162,9 +151,38 @@ class PlanningModel:
             "small_manifests": self.small.summary() if self.small is not None else None,
         }
 
+    @classmethod
+    def of_calibration(
+        cls, found: calibration.Calibration, mode: str = ICEBERG_DEFAULT_MODE
+    ) -> PlanningModel:
+        """The model of a calibration's Iceberg fit of `mode` (and its many-small-manifests fit).
+
+        Raises:
+            KeyError: when the calibration has no fit of `mode`.
+        """
+        facts = ("run_id", "created_utc", "sitting", "git")
+        return cls(
+            calibration.iceberg_fit(found, mode),
+            f"calibration/{found.where.key} (run {found.run_id})",
+            str(found.path),
+            found.threads,
+            calibration.small_manifest_fit(found, mode),
+            {k: found.provenance.get(k) for k in facts},
+        )
+
 
 def _params(fit: Fit) -> np.ndarray:
     return np.asarray(fit.result.params, dtype=float)
+
+
+def _gain(fit: Fit, diff: np.ndarray) -> dict[str, float]:
+    """`diff` (a change in the design row) times the fit's coefficients, and its 95% error: the
+    confidence half-width of the coefficients applied to it."""
+    result = fit.result
+    gain = float(diff @ _params(fit))
+    se = float(np.sqrt(diff @ np.asarray(result.cov_params(), dtype=float) @ diff))
+    half = stats.t.ppf(0.5 + LEVEL / 2, result.df_resid) * se
+    return {"gain_ms": round(gain, 1), "error_ms": round(float(half), 1)}
 
 
 def fitted(bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_MODE) -> PlanningModel | None:
@@ -203,18 +221,9 @@ def calibrated(where: Where, bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_
     if found is None:
         return None
     try:
-        model = calibration.iceberg_fit(found, mode)
+        return PlanningModel.of_calibration(found, mode)
     except KeyError:
         return None
-    facts = ("run_id", "created_utc", "sitting", "git")
-    return PlanningModel(
-        model,
-        f"calibration/{found.where.key} (run {found.run_id})",
-        str(found.path),
-        found.threads,
-        calibration.small_manifest_fit(found, mode),
-        {k: found.provenance.get(k) for k in facts},
-    )
 
 
 def doctor_model(where: Where, bases: Sequence[Path]) -> PlanningModel | None:

@@ -360,15 +360,8 @@ def _own_calibration(
         if not fresh:
             left.append(run)
             continue
-        model = PlanningModel(
-            calibration.iceberg_fit(own, ICEBERG_DEFAULT_MODE),
-            own.run_id,
-            str(own.path),
-            own.threads,
-            calibration.small_manifest_fit(own, ICEBERG_DEFAULT_MODE),
-        )
         table = cells_of[run.run_id].reset_index(drop=True)
-        found = model.predict(table[blind_check.INPUTS])
+        found = PlanningModel.of_calibration(own).predict(table[blind_check.INPUTS])
         kept[run.run_id] = table.join(found[["predicted_ms", "lo_ms", "hi_ms", "extrapolated"]])
     return kept, left
 
