@@ -52,10 +52,18 @@ def _rows(first_id: int, rows: int, days: int) -> pa.Table:
     )
 
 
-def fragmented(warehouse: Path, name: str, appends: int = 6, days: int = 5, rows: int = 50) -> str:
+def fragmented(
+    warehouse: Path,
+    name: str,
+    appends: int = 6,
+    days: int = 5,
+    rows: int = 50,
+    properties: dict[str, str] | None = None,
+) -> str:
     """`appends` appends of `rows` rows over every day each (pyiceberg's fast append: a manifest
-    per commit); the table's current metadata.json."""
-    table = _create(catalog(warehouse), name)
+    per commit); the table's current metadata.json. `properties`: the table's (pyiceberg writes
+    its manifests with `write.avro.compression-codec`)."""
+    table = _create(catalog(warehouse), name, properties)
     for j in range(appends):
         table.append(_rows(j * max(100, rows), rows, days))
     return table.metadata_location

@@ -1,5 +1,7 @@
 package icelab.health;
 
+import java.io.BufferedInputStream;
+import java.io.InputStream;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +15,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.apache.iceberg.ContentFile;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
@@ -35,7 +37,8 @@ import org.apache.iceberg.io.FileIO;
  * sums need. The same sums as the Spark aggregation over the `entries` metadata table
  * (icelab.health.reader.read_partitions), without turning every entry into a Spark row.
  *
- * <p>One line per (spec, partition): spec id, the partition's values (each a typed token, joined
+ * <p>A first line `#manifests`, then the manifests read from their Avro bytes ({@link
+ * DataManifestScan}) and those read by Iceberg's reader. Then one line per (spec, partition): spec id, the partition's values (each a typed token, joined
  * by U+001F), then the sums in {@link #SUMS} order and, last, the data manifests holding it.
  */
 public final class EntryCounts {
@@ -77,8 +80,10 @@ public final class EntryCounts {
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
     try {
       List<Future<Map<List<Object>, long[]>>> parts = new ArrayList<>();
-      for (ManifestFile manifest : current.allManifests(io)) {
-        parts.add(pool.submit(() -> sums(manifest, io, specs, smallBytes)));
+      AtomicInteger byScan = new AtomicInteger();
+      List<ManifestFile> manifests = current.allManifests(io);
+      for (ManifestFile manifest : manifests) {
+        parts.add(pool.submit(() -> sums(manifest, io, specs, smallBytes, byScan)));
       }
       Map<List<Object>, long[]> total = new HashMap<>();
       for (Future<Map<List<Object>, long[]>> part : parts) {
@@ -98,7 +103,9 @@ public final class EntryCounts {
       for (Map.Entry<List<Object>, long[]> e : total.entrySet()) {
         lines.put(line(e.getKey()), e.getValue());
       }
-      StringBuilder out = new StringBuilder();
+      // First, how the manifests were read: from their Avro bytes, or by Iceberg's reader.
+      StringBuilder out = new StringBuilder("#manifests\t").append(byScan.get()).append('\t')
+          .append(manifests.size() - byScan.get()).append('\n');
       for (Map.Entry<String, long[]> e : lines.entrySet()) {
         out.append(e.getKey());
         for (long v : e.getValue()) {
@@ -113,10 +120,14 @@ public final class EntryCounts {
   }
 
   private static Map<List<Object>, long[]> sums(
-      ManifestFile manifest, FileIO io, Map<Integer, PartitionSpec> specs, long smallBytes)
+      ManifestFile manifest,
+      FileIO io,
+      Map<Integer, PartitionSpec> specs,
+      long smallBytes,
+      AtomicInteger byScan)
       throws Exception {
     try {
-      return read(manifest, io, specs, smallBytes);
+      return read(manifest, io, specs, smallBytes, byScan);
     } catch (Exception e) {
       // Named, so that the doctor's broken-table message can say which manifest failed.
       throw new RuntimeException("cannot read manifest " + manifest.path(), e);
@@ -124,14 +135,30 @@ public final class EntryCounts {
   }
 
   private static Map<List<Object>, long[]> read(
-      ManifestFile manifest, FileIO io, Map<Integer, PartitionSpec> specs, long smallBytes)
+      ManifestFile manifest,
+      FileIO io,
+      Map<Integer, PartitionSpec> specs,
+      long smallBytes,
+      AtomicInteger byScan)
       throws Exception {
     Map<List<Object>, long[]> out = new HashMap<>();
     int spec = manifest.partitionSpecId();
+    // An encrypted manifest (key metadata) is left to Iceberg's reader, which decrypts it.
+    if (manifest.content() == ManifestContent.DATA && manifest.keyMetadata() == null) {
+      try (InputStream in = io.newInputFile(manifest.path(), manifest.length()).newStream()) {
+        DataManifestScan.scan(
+            new BufferedInputStream(in, 1 << 16),
+            (partition, records, bytes) -> addData(out, key(spec, partition), records, bytes, smallBytes));
+        byScan.incrementAndGet();
+        return out;
+      } catch (DataManifestScan.Unsupported e) {
+        out.clear(); // read again, whole, by Iceberg's reader
+      }
+    }
     if (manifest.content() == ManifestContent.DATA) {
       try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, io, specs).select(DATA_COLUMNS)) {
         for (DataFile file : reader) {
-          add(out, spec, file, FileContent.DATA, file.fileSizeInBytes(), smallBytes);
+          addData(out, key(spec, file.partition()), file.recordCount(), file.fileSizeInBytes(), smallBytes);
         }
       }
     } else {
@@ -141,29 +168,27 @@ public final class EntryCounts {
           // A deletion vector's file is a whole Puffin file holding many vectors; its own blob's
           // length is content_size_in_bytes (format v3).
           Long blob = file.contentSizeInBytes();
-          add(out, spec, file, file.content(), blob != null ? blob : file.fileSizeInBytes(), smallBytes);
+          addDelete(out, spec, file, blob != null ? blob : file.fileSizeInBytes(), smallBytes);
         }
       }
     }
     return out;
   }
 
-  private static void add(
-      Map<List<Object>, long[]> out,
-      int spec,
-      ContentFile<?> file,
-      FileContent content,
-      long size,
-      long smallBytes) {
+  private static void addData(
+      Map<List<Object>, long[]> out, List<Object> key, long records, long size, long smallBytes) {
+    long[] v = out.computeIfAbsent(key, k -> new long[WIDTH]);
+    v[0] += 1;
+    v[1] += size;
+    v[2] += records;
+    v[3] += size < smallBytes ? 1 : 0;
+  }
+
+  private static void addDelete(
+      Map<List<Object>, long[]> out, int spec, DeleteFile file, long size, long smallBytes) {
     long[] v = out.computeIfAbsent(key(spec, file.partition()), k -> new long[WIDTH]);
     long records = file.recordCount();
-    if (content == FileContent.DATA) {
-      v[0] += 1;
-      v[1] += size;
-      v[2] += records;
-      v[3] += size < smallBytes ? 1 : 0;
-      return;
-    }
+    FileContent content = file.content();
     boolean vector = content == FileContent.POSITION_DELETES && file.format() == FileFormat.PUFFIN;
     v[4] += 1;
     v[5] += content == FileContent.POSITION_DELETES && !vector ? 1 : 0;
@@ -171,6 +196,14 @@ public final class EntryCounts {
     v[7] += content == FileContent.EQUALITY_DELETES ? 1 : 0;
     v[8] += records;
     v[9] += size;
+  }
+
+  /** The spec id, then the scan's values (new objects of its own per entry). */
+  static List<Object> key(int spec, Object[] partition) {
+    List<Object> out = new ArrayList<>(partition.length + 1);
+    out.add(spec);
+    out.addAll(Arrays.asList(partition));
+    return out;
   }
 
   /**

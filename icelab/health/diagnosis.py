@@ -147,6 +147,7 @@ class Diagnosis:
                 "name": READER,
                 "entries_reader": meta.entries_reader,
                 "entries_fallback": meta.entries_fallback,
+                "manifests_read": meta.manifests_read,
                 "load_seconds": round(self.load_seconds, 3),
                 "read_seconds": round(meta.read_seconds, 3),
                 "steps": meta.timings,
@@ -505,6 +506,13 @@ def render(diagnosis: Diagnosis) -> str:
     ]
     if first.meta.entries_fallback:
         lines.append(f"  (not in the driver's JVM: {first.meta.entries_fallback})")
+    if first.meta.manifests_read and first.meta.manifests_read["iceberg_reader"]:
+        read = first.meta.manifests_read
+        lines.append(
+            f"  ({read['from_bytes']:,} manifests read from their Avro bytes, "
+            f"{read['iceberg_reader']:,} by Iceberg's reader: delete manifests, or a codec the first "
+            "cannot read)"
+        )
     ran = ""
     if diagnosis.applied:
         ran = f"applied to the copy {diagnosis.copy}, below" if diagnosis.copy else "applied, below"

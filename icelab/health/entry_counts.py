@@ -1,6 +1,8 @@
 """The doctor's entries read in the driver's JVM: per partition, the live data and delete files
-of the current snapshot, summed by EntryCounts.java (Iceberg's own manifest reader on a thread per
-driver core, projected to the columns the sums need), so that no entry becomes a Spark row.
+of the current snapshot, summed by EntryCounts.java on a thread per driver core, so that no entry
+becomes a Spark row. A data manifest is read from its Avro bytes by DataManifestScan.java, which
+skips every statistic without decoding it (a manifest it cannot read, such as one of another codec,
+and every delete manifest, by Iceberg's own reader, projected to the columns the sums need).
 
 The same table as `reader.read_partitions` (Spark's `entries` metadata table, aggregated in two
 Spark stages); tests/health/test_entry_counts.py holds them equal on real tables. Why two: on
@@ -24,6 +26,8 @@ from icelab.core import javac
 from icelab.health.spec import Spec
 
 SOURCE = Path(__file__).with_name("EntryCounts.java")
+# Its reader of data manifests' Avro bytes (the skipped statistics were most of the read).
+SCAN = Path(__file__).with_name("DataManifestScan.java")
 CLASS = "icelab.health.EntryCounts"
 # EntryCounts.SUMS, in its order; then `exact`, the data manifests holding the partition.
 SUMS = (
@@ -39,6 +43,7 @@ SUMS = (
     "delete_bytes",
 )
 COLUMNS = ["spec_id", "key", "label", "exact", *SUMS]
+MANIFESTS_LINE = "#manifests\t"
 
 
 def value(token: str) -> Any:
@@ -63,9 +68,15 @@ def value(token: str) -> Any:
 
 def parse(text: str, specs: dict[int, Spec]) -> pd.DataFrame:
     """EntryCounts' lines as `reader.read_partitions` gives them: one row per partition holding a
-    live file, sorted by spec and label."""
+    live file, sorted by spec and label; `attrs["manifests_read"]`: how many manifests were read
+    from their Avro bytes (`from_bytes`) and by Iceberg's reader (`iceberg_reader`)."""
     rows = []
+    read = {"from_bytes": 0, "iceberg_reader": 0}
     for line in text.splitlines():
+        if line.startswith(MANIFESTS_LINE):
+            _, scanned, iceberg = line.split("\t")
+            read = {"from_bytes": int(scanned), "iceberg_reader": int(iceberg)}
+            continue
         spec_id, key_text, *numbers = line.split("\t")
         sums = dict(zip((*SUMS, "exact"), map(int, numbers), strict=True))
         if not sums["files"] and not sums["delete_files"]:
@@ -73,8 +84,9 @@ def parse(text: str, specs: dict[int, Spec]) -> pd.DataFrame:
         spec = specs.get(int(spec_id), Spec(int(spec_id), ()))
         key = tuple(value(t) for t in key_text.split("\x1f")) if spec.fields else ()
         rows.append({"spec_id": int(spec_id), "key": key, "label": spec.label(key), **sums})
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    return frame.sort_values(["spec_id", "label"], ignore_index=True)
+    frame = pd.DataFrame(rows, columns=COLUMNS).sort_values(["spec_id", "label"], ignore_index=True)
+    frame.attrs["manifests_read"] = read
+    return frame
 
 
 def entry_class(spark: SparkSession, jtable: Any, jar_name: str) -> Any:
@@ -83,7 +95,7 @@ def entry_class(spark: SparkSession, jtable: Any, jar_name: str) -> Any:
     Raises:
         UserError: javac is missing or fails (the caller reads through Spark instead).
     """
-    classes = javac.compiled([SOURCE], "icelab.health", "doctor's entry counts", jar_name)
+    classes = javac.compiled([SOURCE, SCAN], "icelab.health", "doctor's entry counts", jar_name)
     gateway = spark.sparkContext._gateway
     jvm = gateway.jvm
     urls = gateway.new_array(jvm.java.net.URL, 1)

@@ -77,6 +77,8 @@ class Metadata:
     # and why the driver's JVM was not used, when it was not.
     entries_reader: str = "spark-entries"
     entries_fallback: str | None = None
+    # driver-jvm: the manifests read from their Avro bytes and by Iceberg's reader (entry_counts).
+    manifests_read: dict[str, int] | None = None
 
     @property
     def read_seconds(self) -> float:
@@ -425,4 +427,5 @@ def _read(
         timings=timings,
         entries_reader=entries_reader,
         entries_fallback=fallback,
+        manifests_read=partitions.attrs.get("manifests_read"),
     )

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from icelab.core.errors import UserError
+from icelab.datagen import pyiceberg_shapes
 from icelab.datagen import spark_sql_shapes as shapes
 from icelab.health import entry_counts, reader
 from icelab.health.entry_counts import read_partitions_jvm, value
@@ -45,9 +46,18 @@ def every_value_kind(spark, name: str) -> None:
         )
 
 
+def files_deleted(spark, warehouse: Path, name: str) -> Path:
+    """Three appends over five days, then one day's files deleted whole (copy-on-write): the
+    delete's manifest keeps their entries with status DELETED, which are not live."""
+    where = shapes.fragmented(spark, CATALOG, warehouse, name, appends=3)
+    spark.sql(f"DELETE FROM {CATALOG}.db.{name} WHERE ts < timestamp_seconds({shapes.START_S} + 86400)")
+    return where
+
+
 def tables(spark, warehouse: Path) -> dict[str, Path]:
     every_value_kind(spark, "kinds")
     return {
+        "files_deleted": files_deleted(spark, warehouse, "files_deleted"),
         "kinds": warehouse / "db" / "kinds",
         "spec_evolved": shapes.spec_evolved(spark, CATALOG, warehouse, "spec_evolved", appends=2),
         "identity_and_time": shapes.identity_and_time(spark, CATALOG, warehouse, "identity_and_time", 2, 3),
@@ -77,12 +87,22 @@ def test_the_jvm_sums_what_spark_sums_on_tables_spark_sql_wrote(ctx, warehouse):
         spark_sums, jvm_sums = both(ctx, str(where), small)
         assert len(spark_sums) > 0, name
         pd.testing.assert_frame_equal(jvm_sums, spark_sums, check_dtype=False, obj=name)
+        # Every data manifest was read from its bytes (Iceberg's reader: the delete manifests).
+        read = jvm_sums.attrs["manifests_read"]
+        deletes = ctx.spark.sql(
+            f"SELECT count(*) FROM {CATALOG}.db.{name}.manifests WHERE content = 1"
+        ).first()[0]
+        assert read["from_bytes"] > 0 and read["iceberg_reader"] == deletes, (name, read)
         seen[name] = spark_sums
     # The tables hold what they are here for (else the equality above proves little).
     kinds = seen["kinds"]
     assert len(kinds) > 20 and kinds["small_files"].between(1, kinds["files"].sum() - 1).any()
     assert any(k[-1] is None for k in kinds["key"]) and any(isinstance(k[-1], bytes) for k in kinds["key"])
     assert seen["spec_evolved"]["spec_id"].nunique() == 2
+    deleted = ctx.spark.sql(
+        f"SELECT count(*) FROM {CATALOG}.db.files_deleted.entries WHERE status = 2"
+    ).first()[0]
+    assert deleted > 0 and seen["files_deleted"]["files"].sum() == 3 * 4
     assert seen["position_deletes"]["position_delete_files"].sum() > 0
     assert seen["deletion_vectors"]["deletion_vectors"].sum() > 0
 
@@ -91,6 +111,29 @@ def test_the_jvm_sums_what_spark_sums_on_icelabs_own_table(ctx, tiny):
     spark_sums, jvm_sums = both(ctx, tiny.dataset.iceberg_uri.removeprefix("file://"))
     assert spark_sums["files"].sum() > 0
     pd.testing.assert_frame_equal(jvm_sums, spark_sums, check_dtype=False)
+
+
+@pytest.mark.parametrize("codec", ["null", "bzip2"])
+def test_manifests_of_any_codec_are_summed_as_spark_sums_them(ctx, tmp_path, codec):
+    """pyiceberg writes its manifests with the table's Avro codec. Uncompressed ones are read
+    from their bytes (DataManifestScan.java, as deflate ones above); a codec that class does not
+    read (bzip2) is read by Iceberg's own reader instead, with the same sums."""
+    where = pyiceberg_shapes.fragmented(
+        tmp_path, "codec", appends=3, properties={"write.avro.compression-codec": codec}
+    )
+    metadata = Path(where.removeprefix("file://")).parent
+    manifests = [m for m in metadata.glob("*.avro") if not m.name.startswith("snap-")]
+    assert manifests and all(
+        b"avro.codec" + bytes([2 * len(codec)]) + codec.encode() in m.read_bytes()[:4096] for m in manifests
+    )
+    spark_sums, jvm_sums = both(ctx, where)
+    assert spark_sums["files"].sum() == 3 * 5
+    pd.testing.assert_frame_equal(jvm_sums, spark_sums, check_dtype=False)
+    by_bytes = codec == "null"
+    assert jvm_sums.attrs["manifests_read"] == {
+        "from_bytes": 3 if by_bytes else 0,
+        "iceberg_reader": 0 if by_bytes else 3,
+    }
 
 
 def test_a_summed_count_out_of_place_is_caught(ctx, warehouse):
