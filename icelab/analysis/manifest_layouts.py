@@ -8,9 +8,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from icelab.analysis.planning_cells import ENTRY_BYTES, ICEBERG, PARQUET, with_busiest
+from icelab.analysis.planning_cells import (
+    ENTRY_BYTES,
+    ICEBERG,
+    PARQUET,
+    SMALL_MANIFESTS,
+    small_manifests,
+    with_busiest,
+)
 from icelab.analysis.planning_model import Fit
 from icelab.core.config import parse_size, window_length
 
@@ -129,15 +137,20 @@ def predict_table(
     parquet: Mapping[str, Fit] | None = None,
     interval: str = "obs",
     threads: int = 1,
+    small: Fit | None = None,
 ) -> pd.DataFrame:
     """Predicted planning of a table of `files` data files over `days` daily partitions for each
     window: Iceberg as ingested (`manifests` manifests) and rewritten at each target size with
     `model` on `threads` planning threads (the busiest one's entries: `cells`), Parquet with each
-    fit of `parquet` (partitions = window days, files = days x files per day).
+    fit of `parquet` (partitions = window days, files = days x files per day). With `small` (a
+    calibration's fit on many small manifests alone), the windows of that regime
+    (`planning_cells.small_manifests`) are predicted by it, as the doctor predicts them
+    (`icelab.health.forecast.PlanningModel`).
 
     One row per (layout, window): format, mode, layout, target_bytes, manifests,
     entries_per_manifest, manifests_per_day, window, window_days, the features read and
-    predicted_ms, lo_ms, hi_ms (`interval`), extrapolated (a feature outside the fitted range).
+    predicted_ms, lo_ms, hi_ms (`interval`), extrapolated (a feature outside the fitted range of
+    the fit used), fit (`all`, or `small_manifests` for a window `small` predicted).
     """
     layouts = [ingested_layout(files, days, manifests)]
     layouts += [rewrite_layout(files, days, entry_bytes, t) for t in targets]
@@ -167,7 +180,14 @@ def predict_table(
                 }
             )
     table = with_busiest(pd.DataFrame(rows), threads)
-    parts = [table.join(model.predict(table, interval))]
+    predicted = model.predict(table, interval)
+    use = small_manifests(table) if small is not None else pd.Series(False, index=table.index)
+    if small is not None and use.any():
+        part = small.predict(table[use], interval)
+        for column in part.columns:
+            predicted.loc[use, column] = part[column]
+    predicted["fit"] = np.where(use, SMALL_MANIFESTS, "all")
+    parts = [table.join(predicted)]
     for mode, listing in (parquet or {}).items():
         wds = [window_days(name, days) for name in windows]
         lists = pd.DataFrame(

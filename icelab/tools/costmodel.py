@@ -50,7 +50,7 @@ from icelab.analysis.manifest_layouts import (
     recommend,
     window_days,
 )
-from icelab.analysis.planning_cells import FEATURES, ICEBERG, ICEBERG_DEFAULT_MODE, PARQUET
+from icelab.analysis.planning_cells import FEATURES, ICEBERG, ICEBERG_DEFAULT_MODE, PARQUET, regime_mode
 from icelab.analysis.planning_model import INTERVALS, LIMIT, Fit
 from icelab.analysis.planning_runs import locate
 from icelab.core.config import parse_size
@@ -256,6 +256,7 @@ def predict(found: Basis, asked: Request, mode: str, reference: str = "results/r
         parquet,
         asked.interval,
         threads,
+        small=iceberg.get(regime_mode(mode)),
     )
     return Prediction(
         found.source,
@@ -296,6 +297,11 @@ def assumptions(found: Basis, asked: Request, mode: str, threads: int, model: Fi
         "manifests_from": "given"
         if asked.manifests_given
         else "icelab's default, the manifests its 1M-entry state had as ingested, whatever the table's size",
+        "small_manifests_fit": (
+            f"{len(small.cells)} cells of many small manifests: it predicts the windows of that regime"
+            if (small := found.fits.get((ICEBERG, regime_mode(mode)))) is not None
+            else "none: every window by the fit over every cell"
+        ),
         "queries": sorted(map(str, model.cells["query_id"].dropna().unique())),
         "weights": asked.mix or equal_weights(asked.windows),
         "weights_from": "the --mix given" if asked.mix else "equal weights: no --mix given",

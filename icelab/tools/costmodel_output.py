@@ -11,7 +11,7 @@ import pandas as pd
 
 from icelab.analysis.calibration import Calibration, Where
 from icelab.analysis.manifest_layouts import equal_weights
-from icelab.analysis.planning_cells import ICEBERG, PARQUET
+from icelab.analysis.planning_cells import ICEBERG, PARQUET, SMALL_MANIFESTS
 from icelab.analysis.planning_model import INTERVALS, LEVEL, Fit, error_summary
 from icelab.core.runs import Run
 from icelab.core.units import pct
@@ -67,10 +67,12 @@ def prediction_report(table: pd.DataFrame, windows: Sequence[str], interval: str
             r = by.loc[w]
             read = r["manifests_read"] if fmt == ICEBERG else r["partitions_listed"]
             row[f"{w} read"] = f"{int(read):,}" + ("" if fmt == ICEBERG else " dirs")
-            row[f"{w} ms"] = interval_text(r)
+            small = r.get("fit") == SMALL_MANIFESTS
+            row[f"{w} ms"] = interval_text(r) + (" s" if small else "")
         rows.append(row)
     note = (
         f"  ms: predicted planning [95% {INTERVALS[interval]}]; * beyond the fitted range of a feature; "
+        "s: by the fit on many small manifests; "
         "per day: manifests holding one day's entries; read: manifests read (Parquet: directories listed)"
     )
     return pd.DataFrame(rows).to_string(index=False) + "\n" + note
@@ -222,6 +224,7 @@ def assumptions_text(given: dict[str, Any]) -> str:
         f"calibration: {given['calibration']}",
         f"planning threads: {given['threads']} ({given['threads_from']}); Iceberg mode {given['mode']}",
         f"entry bytes: {given['entry_bytes']:,.0f} ({given['entry_bytes_from']})",
+        f"fit on many small manifests: {given.get('small_manifests_fit', 'none')}",
         f"manifests as ingested: {given['manifests_as_ingested']:,} ({given['manifests_from']})",
         f"query: {', '.join(given['queries'])} (the fitted run's; other queries are not modelled)",
         f"windows: {mix_text(given['weights'])} ({given['weights_from']})",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from icelab.analysis import calibration
@@ -157,3 +158,22 @@ def test_the_calibrate_command_line_names_engine_and_storage(tmp_path):
     first = template_command(parser().parse_args(["--storage", "object", "--", "paths.copy_from=/x"]))
     assert first is not None and first[2:] == ["experiment=datagen", "dataset=tiny", "paths.data_dir=/x"]
     assert template_command(parser().parse_args([])) is None
+
+
+def test_windows_of_many_small_manifests_are_predicted_as_the_doctor_predicts_them(tmp_path, capsys):
+    """With a calibration that has the fit on many small manifests, `icelab costmodel` predicts
+    the windows of that regime by it, as the doctor does: the same windows' reads through the
+    doctor's model give the same milliseconds and the same choice of fit; the text marks them."""
+    from icelab.health.forecast import READS, PlanningModel
+    from tests.analysis.test_calibration import small_manifest_calibration
+
+    path = small_manifest_calibration(tmp_path / "run", tmp_path / "calibrations")
+    table = ["--files", "36000", "--days", "180", "--windows", "1d,30d", "--targets", "256KB,8MB"]
+    text, data = predicted(capsys, *table, "--calibration", str(path), "--reference", str(tmp_path / "none"))
+    rows = pd.DataFrame([r for r in data["predictions"] if r["format"] == "iceberg"])
+    assert set(rows["fit"]) == {"all", "small_manifests"}
+    doctor = PlanningModel.of_calibration(calibration.read(path)).predict(rows[list(READS)])
+    assert rows["predicted_ms"].tolist() == pytest.approx(doctor["predicted_ms"].tolist())
+    assert (rows["fit"] == "small_manifests").tolist() == doctor["small_manifests"].tolist()
+    assert "s: by the fit on many small manifests" in text
+    assert data["assumptions"]["small_manifests_fit"].endswith("it predicts the windows of that regime")
