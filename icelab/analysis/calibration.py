@@ -342,3 +342,32 @@ def iceberg_fit(calibration: Calibration, mode: str) -> Fit:
         have = ", ".join(m for f, m in calibration.fits if f == ICEBERG) or "none"
         raise KeyError(f"no Iceberg fit for mode '{mode}' in {calibration.path} (fitted: {have})")
     return calibration.fits[(ICEBERG, mode)]
+
+
+# A calibration older than this many hours is flagged where it predicts (the doctor's advice,
+# `icelab costmodel`'s notes). The fourth blind check's calibration, made hours before its runs,
+# under-predicted every judged cell; the fifth's, made in the same sitting, passed
+# (docs/costmodel-check-4.md, docs/costmodel-check-5.md).
+STALE_AFTER_H = 6.0
+
+
+def age_hours(created_utc: str | None, now: dt.datetime | None = None) -> float | None:
+    """Hours from `created_utc` (a calibration's provenance) to `now`; None when it is not given."""
+    if not created_utc:
+        return None
+    at = dt.datetime.fromisoformat(str(created_utc).replace("Z", "+00:00"))
+    return ((now or dt.datetime.now(dt.UTC)) - at).total_seconds() / 3600
+
+
+def stale_note(created_utc: str | None, now: dt.datetime | None = None) -> str | None:
+    """A note for predictions made with a calibration older than STALE_AFTER_H; else None."""
+    age = age_hours(created_utc, now)
+    if age is None or age <= STALE_AFTER_H:
+        return None
+    return (
+        f"the calibration predicting planning here was made {age:,.1f} h ago; on this machine one "
+        "made hours before its use under-predicted every judged cell of the fourth blind check, and "
+        "ones made in the same sitting passed the fifth (docs/costmodel-check-4.md, "
+        "docs/costmodel-check-5.md): run `icelab costmodel calibrate` (same engine and storage) and "
+        "ask again"
+    )

@@ -291,6 +291,9 @@ def advise(
                 )
             )
     notes = _notes(h, meta, source, catalog or "", ident or "", statements)
+    stale = model.stale_note() if model is not None else None
+    if stale and predictions:
+        notes.append(stale)
     return Advice(
         verdict=weighed.verdict,
         why=weighed.why,

@@ -14,6 +14,7 @@ column statistics may prune a window shorter than a partition further), and thei
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -127,6 +128,14 @@ class PlanningModel:
             out.append({"gain_ms": round(means[0] - means[1], 1), "error_ms": round(error, 1)})
         return out
 
+    def age_hours(self, now: dt.datetime | None = None) -> float | None:
+        """Hours since its calibration was made (None for a fit on a run)."""
+        return calibration.age_hours((self.calibration or {}).get("created_utc"), now)
+
+    def stale_note(self, now: dt.datetime | None = None) -> str | None:
+        """`calibration.stale_note` of its calibration (None for a fit on a run)."""
+        return calibration.stale_note((self.calibration or {}).get("created_utc"), now)
+
     def describe(self) -> str:
         """One line: which fit, on which run (a calibration: when it was made)."""
         made = (self.calibration or {}).get("created_utc")
@@ -137,7 +146,8 @@ class PlanningModel:
         )
         return (
             f"cost model {self.fit.format}/{self.fit.mode} on {self.threads} planning threads, fitted on "
-            f"run {self.run}{f', made {made}' if made else ''} ({self.fit.n} cells, R² {self.fit.r2:.3f})"
+            f"run {self.run}{f', made {made} ({self.age_hours():,.1f} h ago)' if made else ''} "
+            f"({self.fit.n} cells, R² {self.fit.r2:.3f})"
             f"{small}; * beyond the fitted range"
         )
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import pandas as pd
 
-from icelab.analysis.calibration import Calibration, Where
+from icelab.analysis.calibration import Calibration, Where, stale_note
 from icelab.analysis.manifest_layouts import (
     MANIFESTS_AS_INGESTED,
     TARGETS,
@@ -243,6 +243,9 @@ def predict(found: Basis, asked: Request, mode: str, reference: str = "results/r
     notes = list(found.notes)
     if isinstance(found.source, Calibration):
         error, tolerance = calibration_error(found.source, asked, mode, reference, notes)
+        stale = stale_note(found.source.provenance.get("created_utc"))
+        if stale:
+            notes.append(stale)
     else:
         error, tolerance = measured_error(found.source, asked, mode, reference, notes)
     table = predict_table(

@@ -210,3 +210,26 @@ def test_windows_of_many_small_manifests_are_predicted_by_their_own_fit(tmp_path
     gain = model.gains([rows[0]], [rows[1]])[0]
     assert gain["gain_ms"] == pytest.approx(round(expected_small - expected_full, 1), abs=0.11)
     assert gain["error_ms"] > 0
+
+
+def test_a_calibration_made_hours_ago_is_flagged_in_the_advice(tmp_path):
+    """The doctor says how old its calibration is and, past STALE_AFTER_H, advises calibrating
+    again; a model fitted on a run (no calibration) has no age."""
+    import datetime as dt
+
+    from icelab.analysis.calibration import STALE_AFTER_H
+    from tests.analysis.test_calibration import LOCAL, small_manifest_calibration
+
+    base = tmp_path / "results"
+    small_manifest_calibration(tmp_path / "run", base / "calibrations")
+    model = calibrated(LOCAL, [base])
+    assert model is not None
+    made = dt.datetime.fromisoformat(model.calibration["created_utc"])
+    fresh, old = made + dt.timedelta(hours=STALE_AFTER_H / 2), made + dt.timedelta(hours=STALE_AFTER_H + 1)
+    assert model.age_hours(old) == pytest.approx(STALE_AFTER_H + 1)
+    assert model.stale_note(fresh) is None
+    note = model.stale_note(old)
+    assert note is not None and f"made {STALE_AFTER_H + 1:,.1f} h ago" in note
+    assert "icelab costmodel calibrate" in note
+    plain = PlanningModel(model.fit, model.run, model.path, model.threads)
+    assert plain.age_hours(old) is None and plain.stale_note(old) is None

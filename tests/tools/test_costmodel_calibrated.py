@@ -177,3 +177,22 @@ def test_windows_of_many_small_manifests_are_predicted_as_the_doctor_predicts_th
     assert (rows["fit"] == "small_manifests").tolist() == doctor["small_manifests"].tolist()
     assert "s: by the fit on many small manifests" in text
     assert data["assumptions"]["small_manifests_fit"].endswith("it predicts the windows of that regime")
+
+
+def test_a_calibration_made_hours_ago_is_said_with_advice_to_calibrate_again(tmp_path, capsys):
+    """Past STALE_AFTER_H the prediction's notes say how old its calibration is and to calibrate
+    again; a fresh one says nothing of the kind."""
+    import datetime as dt
+
+    path = made(tmp_path, LOCAL)
+    text, _ = predicted(capsys, *TABLE, "--calibration", str(path), "--reference", str(tmp_path / "none"))
+    assert "h ago" not in text
+    data = json.loads(path.read_text())
+    then = dt.datetime.now(dt.UTC) - dt.timedelta(hours=calibration.STALE_AFTER_H + 2)
+    data["provenance"]["created_utc"] = then.isoformat(timespec="seconds")
+    path.write_text(json.dumps(data))
+    text, _ = predicted(capsys, *TABLE, "--calibration", str(path), "--reference", str(tmp_path / "none"))
+    assert (
+        f"note: the calibration predicting planning here was made {calibration.STALE_AFTER_H + 2:,.1f} h ago"
+        in text
+    )
