@@ -16,10 +16,9 @@ from icelab.analysis.planning_cells import (
     ICEBERG,
     PARQUET,
     SMALL_MANIFESTS,
-    small_manifests,
     with_busiest,
 )
-from icelab.analysis.planning_model import Fit
+from icelab.analysis.planning_model import Fit, predict_by_regime
 from icelab.core.config import parse_size, window_length
 
 AS_INGESTED = "as_ingested"
@@ -180,12 +179,7 @@ def predict_table(
                 }
             )
     table = with_busiest(pd.DataFrame(rows), threads)
-    predicted = model.predict(table, interval)
-    use = small_manifests(table) if small is not None else pd.Series(False, index=table.index)
-    if small is not None and use.any():
-        part = small.predict(table[use], interval)
-        for column in part.columns:
-            predicted.loc[use, column] = part[column]
+    predicted, use = predict_by_regime(model, small, table, interval)
     predicted["fit"] = np.where(use, SMALL_MANIFESTS, "all")
     parts = [table.join(predicted)]
     for mode, listing in (parquet or {}).items():

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from icelab.analysis.planning_cells import FEATURES, ICEBERG, PARQUET, UNITS, cells
+from icelab.analysis.planning_cells import FEATURES, ICEBERG, PARQUET, UNITS, cells, small_manifests
 
 LIMIT = 1_000_000  # the holdout check fits on datasets with at most this many data files
 LEVEL = 0.95  # of the coefficient and prediction intervals
@@ -144,6 +144,24 @@ class Fit:
             **self.diagnostics(),
             "datasets": sorted(map(str, self.cells["dataset"].unique())),
         }
+
+
+def predict_by_regime(
+    model: Fit, small: Fit | None, features: pd.DataFrame, interval: str = "obs"
+) -> tuple[pd.DataFrame, pd.Series]:
+    """`model.predict` for each row of `features`, but the rows of the many-small-manifests regime
+    (`planning_cells.small_manifests`) predicted by `small` when it is given; and which rows those
+    are. The doctor (`icelab.health.forecast.PlanningModel`) and `icelab costmodel`
+    (`manifest_layouts.predict_table`) both predict through it."""
+    out = model.predict(features, interval)
+    if small is None:
+        return out, pd.Series(False, index=features.index)
+    use = small_manifests(features)
+    if use.any():
+        part = small.predict(features[use], interval)
+        for column in part.columns:
+            out.loc[use, column] = part[column]
+    return out, use
 
 
 def fit(

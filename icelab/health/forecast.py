@@ -28,7 +28,7 @@ from scipy import stats
 from icelab.analysis import calibration
 from icelab.analysis.calibration import Where
 from icelab.analysis.planning_cells import ICEBERG, ICEBERG_DEFAULT_MODE, small_manifests, with_busiest
-from icelab.analysis.planning_model import LEVEL, Fit, fit
+from icelab.analysis.planning_model import LEVEL, Fit, fit, predict_by_regime
 from icelab.analysis.planning_runs import load, newest_first
 from icelab.core.contract import MEASUREMENTS
 from icelab.core.errors import UserError
@@ -73,13 +73,7 @@ class PlanningModel:
         """predicted_ms, lo_ms, hi_ms (95% prediction interval), extrapolated (an input outside
         the fitted range of the fit used) and small_manifests (which fit) for each row of `reads`
         (columns READS; index kept)."""
-        derived = with_busiest(reads, self.threads)
-        out = self.fit.predict(derived)
-        use = self.fit_of(reads)
-        if use.any():
-            part = self._fit_for(True).predict(derived[use])
-            for column in part.columns:
-                out.loc[use, column] = part[column]
+        out, use = predict_by_regime(self.fit, self.small, with_busiest(reads, self.threads))
         return out.assign(small_manifests=use.astype(bool))
 
     def _fit_for(self, small: bool) -> Fit:
