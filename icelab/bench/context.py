@@ -50,6 +50,7 @@ class Context:
     paths: PathsConfig
     spark: SparkSession
     storage: StorageConfig
+    dataset_dir: str | None = None  # where the dataset is read, when not paths.data_dir
 
     def _verify_options(self) -> dict[str, Any]:
         return {
@@ -59,14 +60,18 @@ class Context:
         }
 
     def dataset(self) -> Built:
-        """The run's dataset, reused when its config is unchanged (`force=true` rebuilds)."""
-        ds = Dataset.of(self.dataset_cfg, self.paths.data_dir)
+        """The run's dataset, reused when its config is unchanged (`force=true` rebuilds): under
+        paths.data_dir (copied from paths.copy_from when that holds it), or built or reused under
+        `dataset_dir` and never copied, for a run that reads it there."""
+        where, copy_from = (
+            (self.dataset_dir, None) if self.dataset_dir else (self.paths.data_dir, self.paths.copy_from)
+        )
         return ensure(
             self.spark,
-            ds,
+            Dataset.of(self.dataset_cfg, where),
             self.engine,
             force=bool(self.cfg.force),
-            copy_from=self.paths.copy_from,
+            copy_from=copy_from,
             **self._verify_options(),
         )
 
@@ -199,11 +204,13 @@ def isolation(engine: EngineConfig, paths: PathsConfig, store_cfg: StorageConfig
     return tuple(Path(p).resolve() for p in hidden if p and Path(p).is_dir())
 
 
-def open_context(cfg: DictConfig, data: bool = True) -> Context:
+def open_context(cfg: DictConfig, data: bool = True, dataset_dir: str | None = None) -> Context:
     """Validate everything the user typed, then start Spark (the slow part) last.
 
     `data=False` for a task that uses no dataset (`doctor`): the data directory is not checked
-    (nor created).
+    (nor created). `dataset_dir`: a local data directory the run reads its dataset from instead
+    of paths.data_dir (built there if missing, never copied: the template of metadata states
+    built on a store); checked as the data directory is.
     """
     ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
     store_cfg = storage_config(cfg)
@@ -213,9 +220,11 @@ def open_context(cfg: DictConfig, data: bool = True) -> Context:
     dirs = [("paths.data_dir", paths.data_dir)] if data else []
     if store_cfg.kind == "object" and not store_cfg.endpoint:
         dirs = [("storage.dir", store_cfg.dir)]  # the data is in RGW, whose files are there
+    if dataset_dir:
+        dirs.append(("paths.copy_from", dataset_dir))
     for key, path in [*dirs, ("paths.results_dir", paths.results_dir)]:
         storage.check_local_dir(storage.to_uri(path), key, paths.min_free_gb)
-    if data and paths.copy_from:
+    if data and paths.copy_from and not dataset_dir:
         problem = missing_source(paths.copy_from, Dataset.of(ds, paths.data_dir))
         if problem:
             raise UserError(problem)
@@ -226,7 +235,7 @@ def open_context(cfg: DictConfig, data: bool = True) -> Context:
     spark = get_session(engine, clusters, store.spark_conf() if store else None, private)
     if store is not None:
         storage.check_store(spark, store.data_dir, store.spark_endpoint)
-    return Context(cfg, ds, engine, paths, spark, store_cfg)
+    return Context(cfg, ds, engine, paths, spark, store_cfg, dataset_dir)
 
 
 def dump(data: Any) -> str:

@@ -40,7 +40,7 @@ from icelab.core.config import paths_config, protocol_config
 from icelab.core.config.metadata import MetadataScaleConfig, meta_configs, metadata_scale_config
 from icelab.core.jvm import jvm_pid
 from icelab.core.results import write_csv
-from icelab.datagen.metadata.state import MetaState, ensure, meta_root, register
+from icelab.datagen.metadata.state import MetaState, ensure, meta_root, register, store_root
 from icelab.experiments import model_inputs
 
 PLANNING_MODE = "spark.sql.iceberg.data-planning-mode"
@@ -311,8 +311,7 @@ def built_line(state: MetaState, info: dict[str, Any]) -> str:
     return (
         f"{state.label}: {info['data_files']:,} entries; {layouts}; "
         f"Parquet placeholders {info['parquet_files']:,}; built in {info['build_wall_s'] / 60:.1f} min; "
-        f"{info['disk_bytes'] / 1e9:.2f} GB on disk; {state.path}"
-        + (f"; mirrored to {state.store} in {info['mirror']['seconds']:.0f} s" if state.store else "")
+        + (f"on {state.store}" if state.store else f"{info['disk_bytes'] / 1e9:.2f} GB on disk; {state.path}")
     )
 
 
@@ -328,7 +327,10 @@ def run(cfg: DictConfig) -> Path | None:
     load_query(mcfg.query)  # an unknown query, or states off local disk, fail before Spark starts
     paths = paths_config(cfg)
     meta_root(mcfg, paths.data_dir, paths.copy_from)
-    ctx = open_context(cfg)
+    # On a store the states are built there from the template on local disk (paths.copy_from),
+    # which is neither copied nor verified on the store: nothing measured reads it there.
+    on_store = store_root(paths.data_dir) is not None
+    ctx = open_context(cfg, dataset_dir=paths.copy_from if on_store else None)
     built = ctx.dataset()  # the template: the real entries the states copy
     progress = bool(cfg.progress)
     states = [

@@ -7,7 +7,7 @@
 
 It runs `python run.py experiment=costmodel_calibrate engine=... storage=...` (extra Hydra
 overrides after `--`; on a store `experiment=costmodel_calibrate_store`, states up to 200,000
-entries, after `experiment=datagen dataset=tiny` on local disk, the table they are built from),
+entries built on the store from the tiny dataset on local disk, `paths.copy_from`),
 which measures a short ladder of metadata states and stores the fit in
 results/calibrations/<engine>-<storage>-<latency>ms.json; `--from` makes the calibration of a
 run already stored instead. `icelab costmodel` and the doctor use the calibration of the engine
@@ -65,23 +65,6 @@ def command(args: argparse.Namespace) -> list[str]:
     return line + list(args.overrides)
 
 
-def template_command(args: argparse.Namespace) -> list[str] | None:
-    """On a store, the run that builds (or reuses) the template dataset on local disk first: the
-    store's states are built from it there and mirrored (`paths.copy_from`, by default data).
-    None on local disk, where the calibration run builds what it needs itself."""
-    if args.storage != "object":
-        return None
-    given = [o.split("=", 1)[1] for o in args.overrides if o.startswith("paths.copy_from=")]
-    local = given[-1] if given else "data"
-    return [
-        sys.executable,
-        str(REPO / "run.py"),
-        "experiment=datagen",
-        "dataset=tiny",
-        f"paths.data_dir={local}",
-    ]
-
-
 def made_in(run: Run) -> float | None:
     """How long the run took to calibrate (building its states, measuring, fitting), from the
     calibration it made itself when that lies beside it (<results>/calibrations/, the run being
@@ -127,8 +110,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         return 2
-    for line in filter(None, [template_command(args), command(args)]):
-        code = subprocess.run(line, check=False).returncode
-        if code != 0:
-            return code
-    return 0
+    return subprocess.run(command(args), check=False).returncode

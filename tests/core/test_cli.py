@@ -64,8 +64,8 @@ CASES = [
     ),
     pytest.param(
         ["experiment=metadata_scale", "meta=[meta_micro]", "experiment.meta_dir=s3a://bucket/meta"],
-        "s3a://bucket/meta: metadata-scale states are built on local disk (the builder writes local "
-        "files; a store gets a mirror); give a local experiment.meta_dir",
+        "s3a://bucket/meta: metadata-scale states are built through local disk (the builder reads "
+        "and writes local files; a store gets a copy); give a local experiment.meta_dir",
         id="metadata-state-not-on-local-disk",
     ),
     pytest.param(

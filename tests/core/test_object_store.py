@@ -223,6 +223,44 @@ def test_no_server_process_is_left_after_the_run(runs):
     assert refused(env["endpoint"]) and refused(env["spark_endpoint"])
 
 
+@needs_ceph
+def test_a_staged_state_goes_up_one_put_per_file_and_reads_back(runs, tmp_path):
+    """A staged metadata state (icelab.datagen.metadata.staging) is uploaded to RGW with one
+    signed PUT per file, each key under the state's place, and reads back byte for byte; the
+    metadata file its table no longer names stays behind; RGW is stopped after."""
+    from icelab.core.object_store import s3
+    from icelab.datagen.metadata import staging
+
+    root = tmp_path / "staged"
+    metadata = root / "iceberg" / "bench" / "as_ingested" / "metadata"
+    metadata.mkdir(parents=True)
+    files = {
+        "version-hint.text": "3",
+        "v1.metadata.json": json.dumps({"metadata-log": []}),
+        "v2.metadata.json": json.dumps(
+            {"metadata-log": [{"metadata-file": "s3a://icelab/x/v1.metadata.json"}]}
+        ),
+        "v3.metadata.json": json.dumps(
+            {"metadata-log": [{"metadata-file": "s3a://icelab/x/v2.metadata.json"}]}
+        ),
+        "meta-r0-m0.avro": "entries " * 100,
+    }
+    for name, text in files.items():
+        (metadata / name).write_text(text)
+    place = "s3a://icelab/data/meta/staged-test"
+    store = object_store.open_store(StorageConfig(kind="object", dir=str(runs["store"])), "s3a://icelab/data")
+    try:
+        record = staging.upload(None, root, place, progress=False)
+        assert record["how"] == "put" and record["files"] == len(files) - 1
+        key = "/icelab/data/meta/staged-test/iceberg/bench/as_ingested/metadata/"
+        for name, text in files.items():
+            status, body = s3.request(store.server, "GET", key + name)
+            assert (status, body) == ((404, body) if name == "v1.metadata.json" else (200, text)), name
+    finally:
+        object_store.close()
+    assert daemons_of(runs["store"]) == []
+
+
 # SIGINT handled as in a terminal's foreground process: otherwise the child inherits the test
 # runner's disposition, and a runner started in the background by a non-interactive shell (or
 # under nohup) ignores SIGINT until a SparkContext installs its handler in that worker, so the

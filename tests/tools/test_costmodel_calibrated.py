@@ -141,7 +141,7 @@ def test_a_refit_keeps_the_time_the_run_took_to_calibrate(tmp_path, capsys):
 
 
 def test_the_calibrate_command_line_names_engine_and_storage(tmp_path):
-    from icelab.tools.calibrate import command, parser, template_command
+    from icelab.tools.calibrate import command, parser
 
     line = command(parser().parse_args(["--storage", "object", "--latency-ms", "20", "meta=[meta_micro]"]))
     # On the store, the store's ladder (conf/experiment/costmodel_calibrate_store.yaml).
@@ -154,10 +154,6 @@ def test_the_calibrate_command_line_names_engine_and_storage(tmp_path):
     ]
     assert Path(line[1]).name == "run.py"
     assert command(parser().parse_args([]))[2:4] == ["experiment=costmodel_calibrate", "engine=local"]
-    # The store's states are built from the template on local disk: made (or reused) there first.
-    first = template_command(parser().parse_args(["--storage", "object", "--", "paths.copy_from=/x"]))
-    assert first is not None and first[2:] == ["experiment=datagen", "dataset=tiny", "paths.data_dir=/x"]
-    assert template_command(parser().parse_args([])) is None
 
 
 def test_windows_of_many_small_manifests_are_predicted_as_the_doctor_predicts_them(tmp_path, capsys):

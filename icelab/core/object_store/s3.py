@@ -1,7 +1,8 @@
-"""The few S3 calls icelab makes itself, before Spark starts: is the endpoint there, do the
-credentials work, does the bucket exist (create it if not). AWS Signature Version 4 over the
-standard library, so no SDK is needed and a bad endpoint or key fails in one line, not in a
-Java stack trace.
+"""The few S3 calls icelab makes itself: before Spark starts, is the endpoint there, do the
+credentials work, does the bucket exist (create it if not); and the one-request uploads of a
+metadata state staged on local disk (`put_object`). AWS Signature Version 4 over the standard
+library, so no SDK is needed and a bad endpoint or key fails in one line, not in a Java stack
+trace.
 """
 
 from __future__ import annotations
@@ -45,17 +46,20 @@ def _sign(key: bytes, text: str) -> bytes:
     return hmac.new(key, text.encode(), hashlib.sha256).digest()
 
 
-def signed_headers(ep: Endpoint, method: str, path: str, now: dt.datetime | None = None) -> dict[str, str]:
-    """Headers of a SigV4-signed request with an empty body (path-style: /bucket[/key])."""
+def signed_headers(
+    ep: Endpoint, method: str, path: str, now: dt.datetime | None = None, payload_sha256: str = EMPTY_SHA256
+) -> dict[str, str]:
+    """Headers of a SigV4-signed request (path-style: /bucket[/key]) whose body has the SHA-256
+    `payload_sha256` (hex; an empty body's by default)."""
     now = now or dt.datetime.now(dt.timezone.utc)
     stamp, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
-    headers = {"host": ep.host, "x-amz-content-sha256": EMPTY_SHA256, "x-amz-date": stamp}
+    headers = {"host": ep.host, "x-amz-content-sha256": payload_sha256, "x-amz-date": stamp}
     names = ";".join(sorted(headers))
     canonical = "\n".join(
         [method, quote(path, safe="/-_.~"), "", *(f"{k}:{headers[k]}" for k in sorted(headers)), "", names]
     )
     scope = f"{day}/{ep.region}/s3/aws4_request"
-    digest = hashlib.sha256(f"{canonical}\n{EMPTY_SHA256}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{canonical}\n{payload_sha256}".encode()).hexdigest()
     to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, digest])
     key = _sign(f"AWS4{ep.secret_key}".encode(), day)
     for part in (ep.region, "s3", "aws4_request"):
@@ -83,6 +87,33 @@ def request(ep: Endpoint, method: str, path: str, timeout_s: float = 10.0) -> tu
         raise UserError(f"storage endpoint {ep.url} is unreachable ({exc}); check storage.endpoint") from None
     finally:
         conn.close()
+
+
+def connect(ep: Endpoint, timeout_s: float = 30.0) -> http.client.HTTPConnection:
+    """A connection to the endpoint, to keep alive over several requests (`put_object`)."""
+    cls = http.client.HTTPSConnection if ep.secure else http.client.HTTPConnection
+    return cls(ep.host, timeout=timeout_s)
+
+
+def put_object(conn: http.client.HTTPConnection, ep: Endpoint, path: str, body: bytes) -> None:
+    """PUT `body` at `path` (path-style: /bucket/key) in one signed request over `conn`.
+
+    Raises:
+        UserError: when the store refuses it (status and error code) or cannot be reached.
+    """
+    headers = signed_headers(ep, "PUT", path, payload_sha256=hashlib.sha256(body).hexdigest())
+    headers["content-length"] = str(len(body))
+    try:
+        conn.request("PUT", quote(path, safe="/-_.~"), body=body, headers=headers)
+        response = conn.getresponse()
+        answer = response.read().decode(errors="replace")
+    except (OSError, http.client.HTTPException) as exc:
+        conn.close()
+        raise UserError(f"storage endpoint {ep.url} is unreachable ({exc}); check storage.endpoint") from None
+    if response.status != 200:
+        raise UserError(
+            f"storage endpoint {ep.url}: PUT {path} answered {response.status} {error_code(answer)}"
+        )
 
 
 def error_code(body: str) -> str:

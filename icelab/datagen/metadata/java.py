@@ -14,8 +14,10 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
 from tqdm import tqdm
 
@@ -63,22 +65,38 @@ def run_builder(
     progress: bool = True,
     java_options: str = "",
     main: str = MAIN,
+    hadoop: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run a builder (`main`: MetaBuilder's class unless named) with `key=value` arguments, and
     `java_options` (shell words) after the heap flag; return its closing JSON line.
 
+    `hadoop`: Hadoop settings for the builder's FileSystems (a state measured on a store is
+    written through a staging file system: `icelab.datagen.metadata.staging`), given in a
+    core-site.xml of its own.
+
     Raises:
         UserError: with the JVM's last error line when it fails.
     """
-    cmd = [
-        "java",
-        f"-Xmx{heap}",
-        *shlex.split(java_options),
-        "-cp",
-        os.pathsep.join([str(compiled(jar_name)), javac.classpath(jar_name)]),
-        main,
-        *(f"{k}={v}" for k, v in args.items()),
-    ]
+    with tempfile.TemporaryDirectory(prefix="icelab-builder-") as site:
+        classpath = [str(compiled(jar_name)), javac.classpath(jar_name)]
+        if hadoop:
+            Path(site, "core-site.xml").write_text(core_site(hadoop))
+            classpath = [site, *classpath]
+        cmd = ["java", f"-Xmx{heap}", *shlex.split(java_options), "-cp", os.pathsep.join(classpath), main]
+        return _follow([*cmd, *(f"{k}={v}" for k, v in args.items())], entries, desc, progress)
+
+
+def core_site(settings: Mapping[str, str]) -> str:
+    """A Hadoop core-site.xml of these settings."""
+    props = "".join(
+        f"<property><name>{escape(k)}</name><value>{escape(v)}</value></property>\n"
+        for k, v in settings.items()
+    )
+    return f'<?xml version="1.0"?>\n<configuration>\n{props}</configuration>\n'
+
+
+def _follow(cmd: list[str], entries: int, desc: str, progress: bool) -> dict[str, Any]:
+    """Run the builder's command, its progress lines on a bar; its closing JSON line."""
     result: dict[str, Any] = {}
     # stderr to a file, not a pipe: a pipe nobody reads while stdout is followed would stall the
     # JVM once its logging filled the pipe's buffer.

@@ -11,6 +11,12 @@ Layout under `<data_dir>/meta/<name>-<hash>/`:
 
 Planning lists files and reads manifests but never opens a data file, so planning can be
 measured on these states; executing a query on them fails (the files do not exist).
+
+A state measured on an object store is built for it: Spark creates its tables there, the builder
+JVM writes them under their store URIs into a local staging directory, and the staged files are
+copied up as they are (`icelab.datagen.metadata.staging`); the template dataset and the counts
+are read on local disk (`<copy_from>`). Only its Iceberg tables are on the store, with the
+completion mark beside them; it has no Parquet tree.
 """
 
 from __future__ import annotations
@@ -36,21 +42,21 @@ from icelab.core.errors import UserError
 from icelab.core.results import write_json
 from icelab.core.session import register_iceberg_catalog
 from icelab.core.storage import Storage
-from icelab.datagen.copy import hadoop_form
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.ingest import create_iceberg_table
-from icelab.datagen.metadata import layout, mirror, shapes
+from icelab.datagen.metadata import layout, shapes, staging
 from icelab.datagen.metadata.java import BUILDER_VERSION, MAIN, run_builder
 
 MARKER = "state.json"
-MIRRORED = "mirrored"  # under the build root: the local builds of states mirrored to a store
+ON_STORE = "on-store"  # under the build root: what the builder reads of a state built on a store
 AS_INGESTED = "as_ingested"
+STAGED = "staged"  # in a store state's local directory: its files, until copied up
 
 
 def meta_root(experiment: MetadataScaleConfig, data_dir: str, copy_from: str | None = None) -> Path:
     """Where states are built, on local disk: `experiment.meta_dir`, else `<data_dir>/meta`; for a
-    data directory elsewhere (an object store), `<copy_from>/meta`, mirrored to the store from
-    there (`icelab.datagen.metadata.mirror`).
+    data directory elsewhere (an object store), `<copy_from>/meta` holds what the builder reads
+    of a state it builds on the store (the counts; the template dataset is under `copy_from`).
 
     Raises:
         UserError: for a build place that is not on local disk, or a data directory elsewhere
@@ -60,21 +66,21 @@ def meta_root(experiment: MetadataScaleConfig, data_dir: str, copy_from: str | N
         copy_from is None or storage.local_path(storage.to_uri(copy_from)) is None
     ):
         raise UserError(
-            f"{data_dir}: metadata-scale states are built on local disk and mirrored to the store; "
-            "give paths.copy_from, a local data directory holding the template dataset (e.g. data)"
+            f"{data_dir}: metadata-scale states are built on the store from a template dataset on "
+            "local disk; give paths.copy_from, a local data directory holding it (e.g. data)"
         )
     where = experiment.meta_dir or storage.join(storage.to_uri(copy_from or data_dir), "meta")
     uri = storage.to_uri(where)
     if not uri.startswith("file:"):
         raise UserError(
-            f"{where}: metadata-scale states are built on local disk (the builder writes local "
-            "files; a store gets a mirror); give a local experiment.meta_dir"
+            f"{where}: metadata-scale states are built through local disk (the builder reads and "
+            "writes local files; a store gets a copy); give a local experiment.meta_dir"
         )
     return Path(uri.removeprefix("file://").removeprefix("file:"))
 
 
 def store_root(data_dir: str) -> str | None:
-    """`<data_dir>/meta` when the data directory is not on local disk (states are mirrored there),
+    """`<data_dir>/meta` when the data directory is not on local disk (states are built there),
     else None."""
     uri = storage.to_uri(data_dir)
     return None if uri.startswith("file:") else storage.join(uri, "meta")
@@ -119,8 +125,8 @@ class MetaState:
     template: Dataset
     seed: int
     hash: str
-    path: Path  # where it is built, on local disk
-    store: str | None = None  # where it is mirrored and measured, when not on local disk
+    path: Path  # where it is built, on local disk (on a store: its counts only)
+    store: str | None = None  # where it is built and measured, when not on local disk
 
     @classmethod
     def of(
@@ -132,12 +138,12 @@ class MetaState:
         data_dir: str,
         copy_from: str | None = None,
     ) -> MetaState:
-        """The state a config describes, built under `meta_root` and, for a data directory not on
-        local disk, mirrored to `<data_dir>/meta/<name>-<hash>` (the builder's template is then the
-        dataset under `copy_from`: the same dataset, the same hash).
+        """The state a config describes, built under `meta_root` or, for a data directory not on
+        local disk, at `<data_dir>/meta/<name>-<hash>` on the store (the builder's template is then
+        the dataset under `copy_from`: the same dataset, the same hash).
 
         Raises:
-            UserError: as `meta_root`; for a state with a Parquet tree on a store (not mirrored).
+            UserError: as `meta_root`; for a state with a Parquet tree on a store (not built there).
         """
         root = meta_root(experiment, data_dir, copy_from)
         spec = spec_of(size, experiment, template)
@@ -147,13 +153,13 @@ class MetaState:
             return cls(name, size, experiment, template, experiment.seed, digest, root / f"{name}-{digest}")
         if builds_parquet(size, experiment):
             raise UserError(
-                f"meta.{name}: its Parquet placeholder tree is not mirrored to a store; "
+                f"meta.{name}: its Parquet placeholder tree is not built on a store; "
                 f"set meta.{name}.parquet=false (the Iceberg tables are)"
             )
         assert copy_from is not None  # meta_root refuses a store without it
         local = Dataset.of(template.config, copy_from)
-        # Apart from the local state of the same hash: built with its paths in one form (`built_uri`).
-        path = root / MIRRORED / f"{name}-{digest}"
+        # Apart from the local state of the same hash, which has a completion mark of its own.
+        path = root / ON_STORE / f"{name}-{digest}"
         store = storage.join(on_store, path.name)
         return cls(name, size, experiment, local, experiment.seed, digest, path, store)
 
@@ -170,8 +176,8 @@ class MetaState:
     @property
     def build_catalog(self) -> str:
         """A catalog of the tables where they are built: Spark keeps a catalog it has loaded, so
-        the catalog measured (on the store, when mirrored) is never the one built through, nor
-        that of the same state built in another place."""
+        the catalog measured is never the one built through, nor that of the same state built in
+        another place."""
         return f"metabuild_{self.hash}_{hashlib.sha256(str(self.path).encode()).hexdigest()[:6]}"
 
     @property
@@ -198,17 +204,16 @@ class MetaState:
         return self.path / "iceberg" / "bench" / layout_name
 
     def built_uri(self, layout_name: str | None = None) -> str:
-        """Its warehouse (or a layout's table) where it is built. A state to mirror names every
-        file `file:/...`, the one prefix `rewrite_table_path` takes; a local state keeps the forms
-        it always had (the builder names manifest lists by plain path, the rest `file:///`), so
-        its hash still names the same bytes."""
+        """Its warehouse (or a layout's table) where it is built: on the store, or on local disk
+        (the builder names a local state's manifest lists by plain path, the rest `file:///`)."""
+        if self.store:
+            return self.warehouse_uri if layout_name is None else self.table_uri(layout_name)
         where = self.path / "iceberg" if layout_name is None else self.table_path(layout_name)
-        uri = storage.to_uri(str(where))
-        return hadoop_form(uri) if self.store else uri
+        return storage.to_uri(str(where))
 
     @property
     def warehouse_uri(self) -> str:
-        """The warehouse its catalogs read: on the store when mirrored, else where it is built."""
+        """The warehouse its catalogs read, where it is built: on the store, or on local disk."""
         return storage.join(self.store, "iceberg") if self.store else self.built_uri()
 
     def table_uri(self, layout_name: str) -> str:
@@ -305,45 +310,35 @@ def ensure(
     """
     what, key = f"metadata state {state.label}", locks.key_of(str(state.path))
     locks.acquire(key, what, exclusive=True)
-    info = None if force else read_marker(state)
-    if info is None:
-        info = _build(spark, state, engine, progress)
     if state.store is not None:
-        info = _mirrored(spark, state, engine, info, force, progress)
+        info = _on_store(spark, state, engine, force, progress)
+    else:
+        info = None if force else read_marker(state)
+        if info is None:
+            info = _build(spark, state, engine, progress)
+            write_json(state.path / MARKER, info)  # atomic: the mark exists whole or not at all
     locks.acquire(key, what, exclusive=False)
     register(spark, state, engine)
     return info
 
 
-def _mirrored(
-    spark: SparkSession,
-    state: MetaState,
-    engine: EngineConfig,
-    info: dict[str, Any],
-    force: bool,
-    progress: bool,
+def _on_store(
+    spark: SparkSession, state: MetaState, engine: EngineConfig, force: bool, progress: bool
 ) -> dict[str, Any]:
-    """The store's completion mark: reused when it names this state, else the state mirrored there
-    (`icelab.datagen.metadata.mirror`) and the mark written last."""
+    """The store's completion mark: reused when it names this state, else the state built there
+    (whatever was at its place removed first) and the mark written last. A mark of the same state
+    mirrored there by earlier code (`"mirror"`) is reused too: the same tables, copied."""
     assert state.store is not None
     fs, marker = Storage(spark), storage.join(state.store, MARKER)
     if not force and fs.exists(marker):
         found = json.loads(fs.read_text(marker))
-        if found.get("hash") == state.hash and "mirror" in found:
+        if found.get("hash") == state.hash:
             return found
-    print(f"{state.label}: mirroring to {state.store}", file=sys.stderr)
-    tables = {name: (state.built_uri(name), state.table_uri(name)) for name in state.layouts}
-    staging = storage.to_uri(str(state.path))
-    done = mirror.mirror(spark, engine, state.built_uri(), tables, state.store, staging, progress)
-    files = sum(layout["files"] for layout in done["layouts"].values())
-    sent = sum(layout["bytes"] for layout in done["layouts"].values())
-    print(
-        f"{state.label}: mirrored, {files:,} files ({sent / 1e6:,.0f} MB) in {done['seconds']:.0f} s",
-        file=sys.stderr,
-    )
-    found = info | {"mirror": done}
-    fs.write_text_atomic(marker, json.dumps(found))
-    return found
+    print(f"{state.label}: building on {state.store}", file=sys.stderr)
+    fs.delete(state.store)
+    info = _build(spark, state, engine, progress)
+    fs.write_text_atomic(marker, json.dumps(info))
+    return info
 
 
 def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress: bool) -> dict[str, Any]:
@@ -377,6 +372,8 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
         "threads": state.experiment.threads,
     }
     size = state.size
+    # A state measured on a store is written to a local staging copy, then copied up.
+    place, stage = state.store, state.path / STAGED
     layouts: dict[str, Any] = {}
     for name in state.layouts:
         create_iceberg_table(
@@ -386,6 +383,8 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
             table=f"{state.build_catalog}.bench.{name}",
             partitioned_by=shapes.PARTITIONED_BY[size.partitioning],
         )
+        if place:
+            staging.download(spark, place, state.built_uri(name), stage)
         args = {**common, "target": state.built_uri(name) if state.store else str(state.table_path(name))}
         if size.shaped:
             args |= shapes.builder_args(size)
@@ -418,8 +417,12 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
             progress,
             state.experiment.builder_java_options,
             shapes.BUILDER_MAIN if size.shaped else MAIN,
+            staging.hadoop_conf(place, stage) if place else None,
         )
         layouts[name] = result | {"wall_s": time.perf_counter() - t, "target": state.size.rewrites.get(name)}
+    if place:
+        uploaded = staging.upload(spark, stage, place, progress)
+        shutil.rmtree(stage)
     info = {
         "name": state.name,
         "hash": state.hash,
@@ -439,5 +442,6 @@ def _build(spark: SparkSession, state: MetaState, engine: EngineConfig, progress
         "build_wall_s": time.perf_counter() - t0,
         "disk_bytes": disk_bytes(state.path),
     }
-    write_json(state.path / MARKER, info)  # atomic: the mark exists whole or not at all
+    if place:
+        info["uploaded"] = uploaded
     return info
