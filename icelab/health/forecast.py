@@ -122,17 +122,22 @@ class PlanningModel:
             out.append({"gain_ms": round(means[0] - means[1], 1), "error_ms": round(error, 1)})
         return out
 
+    @property
+    def made(self) -> str | None:
+        """When its calibration was made (None for a fit on a run)."""
+        return (self.calibration or {}).get("created_utc")
+
     def age_hours(self, now: dt.datetime | None = None) -> float | None:
         """Hours since its calibration was made (None for a fit on a run)."""
-        return calibration.age_hours((self.calibration or {}).get("created_utc"), now)
+        return calibration.age_hours(self.made, now)
 
     def stale_note(self, now: dt.datetime | None = None) -> str | None:
         """`calibration.stale_note` of its calibration (None for a fit on a run)."""
-        return calibration.stale_note((self.calibration or {}).get("created_utc"), now)
+        return calibration.stale_note(self.made, now)
 
     def describe(self) -> str:
         """One line: which fit, on which run (a calibration: when it was made)."""
-        made = (self.calibration or {}).get("created_utc")
+        made = self.made
         small = (
             f"; windows of many small manifests by its fit on those alone ({self.small.n} cells)"
             if self.small is not None

@@ -95,11 +95,11 @@ class Store:
         """How latency is added: `proxy` (the delay proxy) or `none`."""
         return "proxy" if self.proxy is not None else "none"
 
-    def hadoop_conf(self, direct: bool = False) -> dict[str, str]:
-        """Hadoop's S3A settings for this store: through the delay proxy when there is one, or
-        `direct` to the server itself (setup, such as building a state, is not measured)."""
+    def spark_conf(self) -> dict[str, str]:
+        """S3A settings and jars for the Spark session (the keys redacted wherever recorded)."""
+        jars = [str(jar) for jar in s3a_jars()]
         hadoop = {
-            "fs.s3a.endpoint": self.server.url if direct else self.spark_endpoint,
+            "fs.s3a.endpoint": self.spark_endpoint,
             "fs.s3a.path.style.access": "true",
             "fs.s3a.connection.ssl.enabled": str(self.server.secure).lower(),
             "fs.s3a.access.key": self.server.access_key,
@@ -115,13 +115,8 @@ class Store:
         if self.config.signer:
             # RGW over plain HTTP rejects the 1.11 SDK's SigV4 uploads (XAmzContentSHA256Mismatch).
             hadoop["fs.s3a.signing-algorithm"] = self.config.signer
-        return hadoop
-
-    def spark_conf(self) -> dict[str, str]:
-        """S3A settings and jars for the Spark session (the keys redacted wherever recorded)."""
-        jars = [str(jar) for jar in s3a_jars()]
         return {
-            **{f"spark.hadoop.{k}": v for k, v in self.hadoop_conf().items()},
+            **{f"spark.hadoop.{k}": v for k, v in hadoop.items()},
             "spark.jars": ",".join(jars),
             "spark.driver.extraClassPath": os.pathsep.join(jars),
         }

@@ -77,16 +77,20 @@ def request(ep: Endpoint, method: str, path: str, timeout_s: float = 10.0) -> tu
     Raises:
         UserError: when the endpoint cannot be reached.
     """
-    cls = http.client.HTTPSConnection if ep.secure else http.client.HTTPConnection
-    conn = cls(ep.host, timeout=timeout_s)
+    conn = connect(ep, timeout_s)
     try:
         conn.request(method, path, headers=signed_headers(ep, method, path))
         response = conn.getresponse()
         return response.status, response.read().decode(errors="replace")
     except (OSError, http.client.HTTPException) as exc:
-        raise UserError(f"storage endpoint {ep.url} is unreachable ({exc}); check storage.endpoint") from None
+        raise unreachable(ep, exc) from None
     finally:
         conn.close()
+
+
+def unreachable(ep: Endpoint, exc: BaseException) -> UserError:
+    """The one-line error for an endpoint a request could not reach."""
+    return UserError(f"storage endpoint {ep.url} is unreachable ({exc}); check storage.endpoint")
 
 
 def connect(ep: Endpoint, timeout_s: float = 30.0) -> http.client.HTTPConnection:
@@ -109,7 +113,7 @@ def put_object(conn: http.client.HTTPConnection, ep: Endpoint, path: str, body: 
         answer = response.read().decode(errors="replace")
     except (OSError, http.client.HTTPException) as exc:
         conn.close()
-        raise UserError(f"storage endpoint {ep.url} is unreachable ({exc}); check storage.endpoint") from None
+        raise unreachable(ep, exc) from None
     if response.status != 200:
         raise UserError(
             f"storage endpoint {ep.url}: PUT {path} answered {response.status} {error_code(answer)}"

@@ -30,15 +30,14 @@ from tqdm import tqdm
 from icelab.core import object_store, storage
 from icelab.core.object_store import s3
 from icelab.core.storage import Storage
-from icelab.datagen.copy import THREADS, copy_files
+from icelab.datagen.copy import THREADS, copy_files, hadoop_form
 
 FILE_SYSTEM = "icelab.metadata.StagedFileSystem"
 
 
 def staged(place: str, root: Path, uri: str) -> Path:
     """Where the file at `uri`, under `place` on the store, is kept under `root`."""
-    rel = _form(uri).removeprefix(_form(place)).lstrip("/")
-    return root / rel
+    return root / hadoop_form(uri).removeprefix(hadoop_form(place)).lstrip("/")
 
 
 def hadoop_conf(place: str, root: Path) -> dict[str, str]:
@@ -71,12 +70,14 @@ def upload(spark: SparkSession | None, root: Path, place: str, progress: bool = 
     seconds, and how (`put`: one request per file to the open store's server, `spark` unused;
     else `copy`, through Spark's Hadoop FileSystem)."""
     t0 = time.perf_counter()
-    pairs = [
-        (local, storage.join(place, *local.relative_to(root).parts))
-        for folder, _, names in os.walk(root)
-        for local in (Path(folder, name) for name in names)
-        if local.name not in _unreachable(local.parent)
-    ]
+    pairs = []
+    for folder, _, names in os.walk(root):
+        skip = _unreachable(Path(folder))
+        pairs += [
+            (Path(folder, name), storage.join(place, *Path(folder, name).relative_to(root).parts))
+            for name in names
+            if name not in skip
+        ]
     store = object_store.active()
     if store is not None and storage.store_of(place) is not None:
         how, sent = "put", _put_all(store.server, pairs, progress)
@@ -117,8 +118,3 @@ def _put_all(ep: s3.Endpoint, pairs: list[tuple[Path, str]], progress: bool) -> 
     with ThreadPoolExecutor(THREADS) as pool:
         sizes = pool.map(one, pairs)
         return sum(tqdm(sizes, total=len(pairs), desc="upload", unit="file", disable=not progress))
-
-
-def _form(uri: str) -> str:
-    """A local URI as Hadoop prints it (`file:/x`), any other as it is."""
-    return "file:/" + uri.removeprefix("file:").lstrip("/") if uri.startswith("file:") else uri
