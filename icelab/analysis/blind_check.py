@@ -59,13 +59,18 @@ SAME_TABLE = ["manifests_read", "entries_read", "largest_manifest_entries", "ent
 INPUTS = [*SAME_TABLE, "manifest_bytes_read"]
 
 
-def sitting(run: Run) -> str:
-    """The run's sitting: its `experiment.sitting` label, else its UTC date (`20261128`)."""
+def sitting_label(run: Run) -> str | None:
+    """The run's `experiment.sitting` label; None when it was given none."""
     try:
         label = (run.config().get("experiment") or {}).get("sitting")
     except (ValueError, OSError, AttributeError):
         label = None
-    return str(label) if label else run.run_id[:8]
+    return str(label) if label else None
+
+
+def sitting(run: Run) -> str:
+    """The run's sitting: its `experiment.sitting` label, else its UTC date (`20261128`)."""
+    return sitting_label(run) or run.run_id[:8]
 
 
 def run_commit(run: Run) -> str | None:

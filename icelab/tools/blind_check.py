@@ -19,7 +19,9 @@ registered them. Each set is scored on the runs of one commit measured after the
 (`--commit`, else the commit most of its runs measured); the runs left out are named. Cells with
 fewer than 3 runs or 2 sittings are listed, not scored, and the check cannot pass while any
 remains. The same, apart, for tables other engines wrote: the windows doctor_catalogue runs (with
-`experiment.measure_plans`) measured on each shape as written.
+`experiment.measure_plans`) measured on each shape as written. First it prints the registered
+condition as a whole (`outcome`): it passes only when every set the registration judges passes
+(docs/advice-quality.md lists every registration's).
 
 Exit status: 0 whatever the result (a result is reported, not enforced), 2 for bad input.
 """
@@ -79,6 +81,11 @@ class Registration:
     # own sitting by code that holds the registration (kept in its run directory,
     # doctor_catalogue.CALIBRATION); its cells are predicted by that calibration, each run its own.
     fresh_calibration: bool = False
+    # The sets its registered condition judges (`outcome`): the three figures must hold on each:
+    # "states", icelab's held-out states; "foreign", the tables other engines wrote.
+    judged: tuple[str, ...] = ("states", "foreign")
+    # Whether they must also hold for the doctor's own prediction of those tables (catalogue.json).
+    doctor_judged: bool = False
 
 
 REGISTRATIONS: dict[int, Registration] = {
@@ -114,6 +121,7 @@ REGISTRATIONS: dict[int, Registration] = {
         "costmodel_check_3",
         Path("results") / "reference" / "costmodel-check-3",
         ("meta_36k", "meta_200k", "cal_narrow_200k", "cal_small"),
+        judged=("states",),
     ),
     # The fourth: the second's calibration unchanged, as the doctor finds it on local disk, on
     # tables other engines wrote at the sizes they make here (no held-out states: `held_out` "").
@@ -134,6 +142,8 @@ REGISTRATIONS: dict[int, Registration] = {
         ),
         reported=("many_files",),
         doctor_calibrated=True,
+        judged=("foreign",),
+        doctor_judged=True,
     ),
     # The fifth: the doctor's prediction from a calibration made in each run's own sitting, with
     # the many-small-manifests regime fitted apart (docs/costmodel-check-5.md), on new tables
@@ -157,6 +167,8 @@ REGISTRATIONS: dict[int, Registration] = {
         ),
         reported=("many_files_90",),
         fresh_calibration=True,
+        judged=("foreign",),
+        doctor_judged=True,
     ),
 }
 NEWEST = max(REGISTRATIONS)
@@ -333,7 +345,35 @@ def score(
     if reg.reported:
         shown = [r for r in foreign if r.run_id in reported_cells]
         out["reported"] = _part(reported_cells, shown, model, commit, found["commit"])
+    out["outcome"] = outcome(out, reg)
     return out
+
+
+def _held(verdict: dict[str, Any] | None) -> bool | None:
+    """Whether a set's three figures hold (`Verdict.passed`); None when no cell of it is scored."""
+    if not verdict or not verdict["cells"]:
+        return None
+    return bool(verdict["passed"])
+
+
+def outcome(result: dict[str, Any], reg: Registration) -> dict[str, Any]:
+    """The registered condition of `reg` on its scored `result` (`score`), as a whole.
+
+    Each set it judges (`Registration.judged`, and the doctor's own prediction with
+    `doctor_judged`) holds, fails or is not judged yet (None: no scored cell). The condition
+    passes when every part holds and fails when any part fails; otherwise, or when scored with
+    another calibration than the registered one, it is not judged yet (None). The sets reported
+    apart are given, not judged.
+    """
+    parts = [{"set": name, "held": _held(result[name]["verdict"])} for name in reg.judged]
+    if reg.doctor_judged:
+        parts.append({"set": "doctor", "held": _held(result["foreign"].get("doctor"))})
+    held = [p["held"] for p in parts]
+    passed = False if False in held else None if None in held else True
+    if not (reg.fresh_calibration or result["registration"]["as_registered"]):
+        passed = None
+    reported = _held(result["reported"]["verdict"]) if "reported" in result else None
+    return {"passed": passed, "parts": parts, "reported": list(reg.reported), "reported_held": reported}
 
 
 def _own_calibration(
@@ -424,6 +464,19 @@ def _fitted_each(
 
 
 MARK = {True: "holds", False: "fails", None: "not judged yet"}
+# The sets a registered condition judges (`Registration.judged`, `outcome`), in words.
+SETS = {
+    "states": "icelab's held-out states",
+    "foreign": "tables other engines wrote",
+    "doctor": "the doctor's own prediction of those tables",
+}
+WHOLE = {True: "PASSES", False: "does not pass", None: "not judged yet"}
+
+
+def outcome_text(found: dict[str, Any]) -> str:
+    """One line: the registered condition as a whole (`outcome`), then each part."""
+    parts = "; ".join(f"{SETS[p['set']]}: {MARK[p['held']]}" for p in found["parts"])
+    return f"the registered condition as a whole: {WHOLE[found['passed']]} ({parts})"
 
 
 def part_text(part: dict[str, Any], what: str, where: Path) -> list[str]:
@@ -530,6 +583,7 @@ def text(result: dict[str, Any], runs_dir: Path, foreign_dir: Path) -> str:
     return "\n".join(
         [
             head,
+            outcome_text(result["outcome"]),
             *([*states, ""] if result["states"]["runs"] or reg["held_out"] else []),
             *part_text(result["foreign"], "tables other engines wrote (doctor_catalogue runs)", foreign_dir),
             *(["", *part_text(reported, REPORTED, foreign_dir)] if reported is not None else []),

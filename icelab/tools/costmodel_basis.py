@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from icelab.analysis import blind_check
 from icelab.analysis import calibration as calibrations
 from icelab.analysis.calibration import Calibration, Where
 from icelab.analysis.manifest_layouts import MANIFESTS_AS_INGESTED, measured_entry_bytes
@@ -74,6 +75,29 @@ def run_facts(source: Run | Calibration) -> dict[str, Any]:
         "latency_ms": storage.get("latency_ms"),
         "commit": (env.get("git") or {}).get("commit"),
         "dirty": (env.get("git") or {}).get("dirty"),
+    }
+
+
+def origin(source: Run | Calibration) -> dict[str, Any]:
+    """Where a prediction's absolute milliseconds come from: the calibration (or the run) fitted,
+    when it was made (a run: when it started), its sitting and its machine.
+
+    The sitting is the blind check's (icelab.analysis.blind_check.sitting): the run's
+    `experiment.sitting` label, else its UTC date; `labelled` says which.
+    """
+    if isinstance(source, Calibration):
+        fitted, verb, made = f"calibration {source.where}", "made", source.provenance.get("created_utc")
+        label = source.provenance.get("sitting")
+    else:
+        fitted, verb, made = f"run {source.run_id}", "started", source.meta().get("started_utc")
+        label = blind_check.sitting_label(source)
+    return {
+        "fitted": fitted,
+        "made": verb,  # what made_utc is the time of: a calibration made, or a run started
+        "made_utc": made,
+        "sitting": str(label) if label else source.run_id[:8],
+        "labelled": bool(label),
+        "machine": run_facts(source)["machine"],
     }
 
 

@@ -15,7 +15,7 @@ from icelab.analysis.planning_cells import ICEBERG, PARQUET, SMALL_MANIFESTS
 from icelab.analysis.planning_model import INTERVALS, LEVEL, Fit, error_summary
 from icelab.core.runs import Run
 from icelab.core.units import pct
-from icelab.tools.costmodel_basis import Check, Prediction
+from icelab.tools.costmodel_basis import Check, Prediction, origin
 
 _SPREAD_FORMAT = {"median_spread": "{:.1%}".format, "max_spread": "{:.1%}".format}
 
@@ -232,6 +232,20 @@ def assumptions_text(given: dict[str, Any]) -> str:
     return "assumptions:\n" + "\n".join(f"  {line}" for line in lines)
 
 
+def origin_line(found: dict[str, Any]) -> str:
+    """Beside the absolute milliseconds: the calibration (or run) they come from, when it was made,
+    in which sitting and on which machine (`costmodel_basis.origin`)."""
+    made = found["made_utc"]
+    when = f"{found['made']} {str(made)[:16]} UTC" if made else f"{found['made']} at a time not recorded"
+    sitting = found["sitting"] + ("" if found["labelled"] else " (its run's UTC date: no sitting label)")
+    m = found["machine"]
+    machine = f"{m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB (host {m['hostname']})"
+    return (
+        f"  ms are absolute, from {found['fitted']} {when} in sitting {sitting} on {machine}: "
+        "another machine, or this one in another sitting, plans at its own speed"
+    )
+
+
 def prediction_text(result: Prediction) -> str:
     """The console view of a table's prediction."""
     asked = result.request
@@ -246,6 +260,7 @@ def prediction_text(result: Prediction) -> str:
         + (f" ({result.assumptions['facts_from']})" if asked.threads is None else ""),
         *([f"outside the fitted range: {result.outside}"] if result.outside else []),
         prediction_report(result.table, asked.windows, asked.interval),
+        origin_line(origin(result.source)),
         coverage_line(result.error, asked.interval, asked.limit, isinstance(result.source, Calibration)),
         "\n" + assumptions_text(result.assumptions),
         "\n" + recommendation_line(rec),
@@ -309,6 +324,7 @@ def prediction_json(result: Prediction) -> dict[str, Any]:
             "mix": result.recommendation["weights"],
         },
         "outside_fitted_range": result.outside,
+        "origin": origin(result.source),
         "assumptions": result.assumptions,
         "coverage": _records(result.error),
         "predictions": _records(result.table),

@@ -278,3 +278,53 @@ def test_the_fifth_registration_predicts_each_run_by_the_calibration_of_its_sitt
         "each run predicted with the calibration its doctor used, made in its sitting"
         in capsys.readouterr().out
     )
+
+
+def _scored(states: dict | None, foreign: dict | None, doctor: dict | None = None, registered: bool = True):
+    """A `score` result whose sets have these verdicts (None: no run measured a cell)."""
+
+    def part(verdict: dict | None, doctor: dict | None = None) -> dict:
+        return {"verdict": verdict, "doctor": doctor}
+
+    return {
+        "registration": {"as_registered": registered},
+        "states": part(states),
+        "foreign": part(foreign, doctor),
+    }
+
+
+PASSED = {"cells": 10, "passed": True}
+FAILED = {"cells": 10, "passed": False}
+NONE_SCORED = {"cells": 0, "passed": False}
+
+
+def test_the_registered_condition_passes_only_when_every_set_it_judges_passes():
+    """A check whose held-out states pass and whose tables other engines wrote fail, where its
+    registration judges both (the second's), fails as a whole; a set it does not judge (the
+    third's foreign tables) does not count; a set not scored yet leaves it not judged; and
+    scored with another calibration than the registered one, it is not judged."""
+    second, third, fourth = (blind_check.REGISTRATIONS[n] for n in (2, 3, 4))
+    mixed = blind_check.outcome(_scored(PASSED, FAILED), second)
+    assert mixed["passed"] is False
+    assert [(p["set"], p["held"]) for p in mixed["parts"]] == [("states", True), ("foreign", False)]
+    assert blind_check.outcome(_scored(PASSED, PASSED), second)["passed"] is True
+    assert blind_check.outcome(_scored(PASSED, None), third)["passed"] is True
+    assert blind_check.outcome(_scored(PASSED, NONE_SCORED), second)["passed"] is None
+    assert blind_check.outcome(_scored(FAILED, NONE_SCORED), second)["passed"] is False
+    assert blind_check.outcome(_scored(PASSED, PASSED, registered=False), second)["passed"] is None
+    # The fourth judges the doctor's own prediction too: it must pass as well.
+    assert blind_check.outcome(_scored(None, PASSED, FAILED), fourth)["passed"] is False
+    assert blind_check.outcome(_scored(None, PASSED, PASSED), fourth)["passed"] is True
+    assert blind_check.outcome(_scored(None, PASSED, None), fourth)["passed"] is None
+
+
+def test_the_second_check_fails_as_registered_though_its_held_out_states_pass(capsys):
+    """On its committed runs: the held-out states meet the criterion, the tables other engines
+    wrote do not, and its registered condition names both, so the check fails; the command says
+    so before any per-set result."""
+    assert main(["blind", "--registration", "2"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1] == (
+        "the registered condition as a whole: does not pass "
+        "(icelab's held-out states: holds; tables other engines wrote: fails)"
+    )

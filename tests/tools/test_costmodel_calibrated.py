@@ -192,3 +192,36 @@ def test_a_calibration_made_hours_ago_is_said_with_advice_to_calibrate_again(tmp
         f"note: the calibration predicting planning here was made {calibration.STALE_AFTER_H + 2:,.1f} h ago"
         in text
     )
+
+
+def test_absolute_figures_are_said_with_the_calibrations_time_sitting_and_machine(tmp_path, capsys):
+    """For a table the user does not have yet, the predicted ms are absolute: the line right
+    under them names the calibration, when it was made, its sitting (its label, else its run's
+    UTC date) and the machine it was measured on; the JSON keeps the same."""
+    from tests.analysis.test_planning_model import THREADS
+
+    path = made(tmp_path, LOCAL)
+    data = json.loads(path.read_text())
+    data["provenance"] |= {"created_utc": "2026-11-29T11:33:48+00:00", "sitting": "2026-11-29a"}
+    path.write_text(json.dumps(data))
+    args = [*TABLE, "--calibration", str(path), "--reference", str(tmp_path / "none")]
+    text, found = predicted(capsys, *args)
+    lines = text.splitlines()
+    under = lines[next(i for i, line in enumerate(lines) if line.startswith("  ms: predicted planning")) + 1]
+    assert under.startswith(
+        "  ms are absolute, from calibration local/local 0 ms made 2026-11-29T11:33 UTC in sitting "
+        f"2026-11-29a on AMD EPYC, {THREADS} cores, 23.5 GiB (host vm): "
+    )
+    assert found["origin"] == {
+        "fitted": "calibration local/local 0 ms",
+        "made": "made",
+        "made_utc": "2026-11-29T11:33:48+00:00",
+        "sitting": "2026-11-29a",
+        "labelled": True,
+        "machine": {"hostname": "vm", "cpu": "AMD EPYC", "cores": THREADS, "memory_gib": 23.5},
+    }
+    del data["provenance"]["sitting"]
+    path.write_text(json.dumps(data))
+    text, found = predicted(capsys, *args)
+    assert "in sitting 20261128 (its run's UTC date: no sitting label) on AMD EPYC" in text
+    assert found["origin"]["sitting"] == "20261128" and not found["origin"]["labelled"]

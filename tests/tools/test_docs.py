@@ -118,7 +118,7 @@ def test_a_block_whose_results_are_missing_is_one_line(checkout: Path, capsys) -
     (checkout / "results" / "reference").mkdir()  # no stored run at all
     assert main(["--check", "--root", str(checkout)]) == 2
     err = capsys.readouterr().err
-    assert re.fullmatch(r"icelab: error: docs/\w+\.md: no .+ under \S+/results/reference\n", err), err
+    assert re.fullmatch(r"icelab: error: docs/[\w-]+\.md: no .+ under \S+/results/reference\n", err), err
 
 
 def test_a_number_edited_in_a_later_block_of_a_page_is_caught(edited: Edited) -> None:

@@ -71,16 +71,28 @@ def _under(results: Path, path: Path) -> Path:
     return results / path.relative_to("results")
 
 
-def result(results: Path, number: int = 1) -> str:
-    """The blind check `number` scored on the committed runs, as `icelab costmodel blind
-    --registration <number>` prints it; before any held-out run, says so."""
+def score_of(results: Path, number: int) -> dict[str, Any]:
+    """The blind check `number` scored (`blind_check.score`) on its runs under `results`.
+
+    Raises:
+        LookupError: when its registered calibration is not stored there.
+    """
     reg = blind_check.REGISTRATIONS[number]
-    scored = blind_check.score(
+    if not _under(results, reg.calibration).is_file():
+        raise LookupError(f"no calibration {reg.calibration.name} under {results / 'reference'}")
+    return blind_check.score(
         _under(results, reg.runs),
         _under(results, reg.foreign),
         _under(results, reg.calibration),
         reg=reg,
     )
+
+
+def result(results: Path, number: int = 1) -> str:
+    """The blind check `number` scored on the committed runs, as `icelab costmodel blind
+    --registration <number>` prints it; before any held-out run, says so."""
+    reg = blind_check.REGISTRATIONS[number]
+    scored = score_of(results, number)
     parts = [
         _part(scored["states"], f"icelab's held-out states ({reg.held_out} runs)"),
         _part(scored["foreign"], "tables other engines wrote (doctor_catalogue runs)"),

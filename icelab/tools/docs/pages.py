@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from icelab.tools.docs import (
+    advice_quality,
     blind_check_page,
     budget,
     canonical,
@@ -42,6 +43,7 @@ PAGES = (
     doctor,
     reliability_page,
     blind_check_page,
+    advice_quality,
 )
 
 
