@@ -11,7 +11,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
-from pyiceberg.transforms import DayTransform
+from pyiceberg.transforms import DayTransform, TruncateTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
 from icelab.datagen.spark_sql_shapes import START
@@ -32,11 +32,13 @@ def catalog(warehouse: Path) -> SqlCatalog:
     )
 
 
-def _create(cat: SqlCatalog, name: str, properties: dict[str, str] | None = None) -> Table:
+def _create(
+    cat: SqlCatalog, name: str, properties: dict[str, str] | None = None, spec: PartitionSpec = BY_DAY
+) -> Table:
     cat.create_namespace_if_not_exists("db")
     if cat.table_exists(f"db.{name}"):
         cat.drop_table(f"db.{name}")
-    return cat.create_table(f"db.{name}", SCHEMA, partition_spec=BY_DAY, properties=properties or {})
+    return cat.create_table(f"db.{name}", SCHEMA, partition_spec=spec, properties=properties or {})
 
 
 def _rows(first_id: int, rows: int, days: int) -> pa.Table:
@@ -73,4 +75,19 @@ def bulk_load(warehouse: Path, name: str, days: int = 60) -> str:
     """One append of 5 rows a day over `days` days; the table's current metadata.json."""
     table = _create(catalog(warehouse), name)
     table.append(_rows(0, 5 * days, days))
+    return table.metadata_location
+
+
+def day_and_truncate(
+    warehouse: Path, name: str, appends: int = 6, days: int = 5, rows: int = 50, width: int = 2
+) -> str:
+    """Partitioned by day(ts) and truncate(`width`, v), `appends` appends of `rows` rows over every
+    day each (a manifest per commit); the table's current metadata.json."""
+    spec = PartitionSpec(
+        PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"),
+        PartitionField(source_id=3, field_id=1001, transform=TruncateTransform(width), name="v_trunc"),
+    )
+    table = _create(catalog(warehouse), name, spec=spec)
+    for j in range(appends):
+        table.append(_rows(j * max(100, rows), rows, days))
     return table.metadata_location

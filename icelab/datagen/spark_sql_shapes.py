@@ -202,6 +202,64 @@ def hourly(
     return table_dir(warehouse, name)
 
 
+def rolling(
+    spark: SparkSession,
+    catalog: str,
+    warehouse: Path,
+    name: str,
+    appends: int = 12,
+    span: int = 3,
+    step: int = 1,
+    rows: int = 30,
+) -> Path:
+    """Partitioned by day, merging off, `appends` inserts of `rows` rows each over `span`
+    consecutive days, the first day `step` later with each insert: a window of a day opens about
+    `span / step` manifests, a longer one more (what a daily job with late data writes)."""
+    table = create(spark, catalog, name, {"commit.manifest-merge.enabled": "false"})
+    for j in range(appends):
+        first = j * rows
+        spark.sql(
+            f"INSERT INTO {table} SELECT id, timestamp_seconds({START_S} + ({j * step} + id % {span}) "
+            f"* 86400 + id % 3600), concat('v', id) FROM range({first}, {first + rows})"
+        )
+    return table_dir(warehouse, name)
+
+
+def spec_appends(
+    spark: SparkSession,
+    catalog: str,
+    warehouse: Path,
+    name: str,
+    partitioned_by: str,
+    appends: int = 6,
+    days: int = 5,
+    rows: int = 60,
+    regions: int = 3,
+    deletes: int = 0,
+    expire_every: int = 0,
+) -> Path:
+    """Partitioned by `partitioned_by` (any Spark SQL spec over `id`, `ts`, `v` and `region`),
+    merging off, `appends` inserts of `rows` rows each over `days` days (the region `id % regions`);
+    then `deletes` merge-on-read DELETEs of a twentieth of the rows each (format v2: position
+    deletes). With `expire_every`, the snapshots older than the newest are expired every that many
+    inserts, so that thousands of commits keep a small metadata.json (their manifests stay live)."""
+    props = {"commit.manifest-merge.enabled": "false", "format-version": "2"}
+    if deletes:
+        props["write.delete.mode"] = "merge-on-read"
+    table = create(spark, catalog, name, props, partitioned_by, f"{COLUMNS}, region string")
+    for j in range(appends):
+        append(spark, table, j * max(100, rows), rows, days, extra=f", concat('r', id % {regions})")
+        if expire_every and (j + 1) % expire_every == 0:
+            now = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)
+            spark.sql(
+                f"CALL {catalog}.system.expire_snapshots(table => 'db.{name}', "
+                f"older_than => TIMESTAMP '{now:%Y-%m-%d %H:%M:%S}', retain_last => 1)"
+            )
+    for k in range(deletes):
+        spark.sql(f"DELETE FROM {table} WHERE id % 20 = {k}")
+    return table_dir(warehouse, name)
+
+
 def merge_on_read_appends(
     spark: SparkSession,
     catalog: str,

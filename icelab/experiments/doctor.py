@@ -8,6 +8,8 @@ and the two health charts (Figures 6 and 7) in results/runs/doctor/<run_id>/.
 
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +83,11 @@ def run(cfg: DictConfig) -> Outcome:
     run_dir = ctx.new_run(dcfg.name)
     save(run_dir, diagnosis)
     charts = draw_charts(bool(cfg.charts), write_charts, run_dir)
+    if dcfg.json_out == "-":
+        print(json.dumps(diagnosis.report() | {"results": str(run_dir)}, indent=1, default=str))
+        return Outcome(run_dir, diagnosis)
+    if dcfg.json_out:
+        shutil.copyfile(run_dir / "report.json", dcfg.json_out)
     print(render(diagnosis))
     print(f"results: {run_dir} ({charts})")
     return Outcome(run_dir, diagnosis)

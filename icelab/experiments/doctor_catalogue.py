@@ -36,7 +36,7 @@ from icelab.core.session import register_iceberg_catalog
 from icelab.datagen import pyiceberg_shapes, spark_sql_shapes
 from icelab.health.broken import EXIT_BROKEN, BrokenTable
 from icelab.health.check import Policy
-from icelab.health.diagnosis import Diagnosis, diagnose
+from icelab.health.diagnosis import EXIT_ACTION, EXIT_HEALTHY, Diagnosis, diagnose
 from icelab.health.forecast import PlanningModel, doctor_model, window_reads
 from icelab.health.source import resolve
 
@@ -52,7 +52,7 @@ class Scratch:
     warehouse: Path
     tiny: bool
 
-    def sized(self, full: int, tiny: int) -> int:
+    def sized(self, full: int | str, tiny: int | str) -> int | str:
         """The full size, or the tests' tiny one."""
         return tiny if self.tiny else full
 
@@ -64,9 +64,9 @@ class Shape:
     name: str
     writer: str  # spark-sql | pyiceberg
     build: Callable[[Scratch, str], Path | str]  # (scratch, name) -> table directory or metadata.json
-    verdict: str
-    exit_code: int
-    action: str  # what --apply runs ("+"-joined), or "none"
+    verdict: str | None  # None: judged by measurement (the decision check), not expected
+    exit_code: int | None
+    action: str | None  # what --apply runs ("+"-joined), or "none"
     about: str
 
 
@@ -84,6 +84,7 @@ def _built(builder: Callable[..., Any], by_spark: bool, sizes: dict[str, tuple[i
 
 HEALTHY = ("healthy", 0, "none")
 REWRITE_ADVISED = ("rewrite needed", 1, REWRITE)
+REWRITE_LOWER = ("rewrite advised", 1, REWRITE)  # the rules' lower level
 BROKEN = ("broken", EXIT_BROKEN, "none")
 
 # Each shape with what the doctor should say of it, from a catalogue file beside this module:
@@ -91,13 +92,21 @@ BROKEN = ("broken", EXIT_BROKEN, "none")
 # blind check's tables, docs/costmodel-check-4.md).
 CATALOGUES = Path(__file__).parent
 CATALOGUE = CATALOGUES / "doctor_catalogue.yaml"
-EXPECTED = {"healthy": HEALTHY, "rewrite": REWRITE_ADVISED, "broken": BROKEN}
+# "judged": no verdict expected; the decision check judges it by what the rewrite measures.
+EXPECTED = {
+    "healthy": HEALTHY,
+    "rewrite": REWRITE_ADVISED,
+    "advised": REWRITE_LOWER,
+    "broken": BROKEN,
+    "judged": (None, None, None),
+}
 WRITERS = {"spark-sql": spark_sql_shapes, "pyiceberg": pyiceberg_shapes}
 
 
 def _shape(name: str, writer: str, builder: str, expect: str, about: str, sizes: dict | None = None) -> Shape:
     """A catalogue entry as a Shape: its builder is the function of that name in its writer's module."""
-    sized = {k: (int(v[0]), int(v[1])) for k, v in (sizes or {}).items()}
+    # Sizes are counts; a builder's text argument (a partition spec) is the same at both sizes.
+    sized = {k: tuple(x if isinstance(x, str) else int(x) for x in v) for k, v in (sizes or {}).items()}
     build = _built(getattr(WRITERS[writer], builder), writer == "spark-sql", sized)
     return Shape(name, writer, build, *EXPECTED[expect], about)
 
@@ -152,10 +161,12 @@ def check_shape(
     policy: Policy,
     model: PlanningModel | None,
     measure_plans: int = 0,
-    measure_warmups: int = 1,
+    measure_warmups: int = 2,
+    force_rewrite: bool = False,
 ) -> dict[str, Any]:
-    """Build one shape, check it (dry run, timing `measure_plans` plans of each window after
-    `measure_warmups` untimed ones), and apply a rewrite it advises to a copy; its row."""
+    """Build one shape, check it (timing at least `measure_plans` plans of each window after
+    `measure_warmups` untimed rounds), and apply a rewrite it advises to a copy, planned again
+    beside the table as written; its row."""
     t0 = time.perf_counter()
     table = str(shape.build(scratch, shape.name))
     row: dict[str, Any] = {
@@ -173,13 +184,19 @@ def check_shape(
         "worse": False,
     }
     t0 = time.perf_counter()
+    copies = scratch.warehouse / "copies"
     try:
-        dry = diagnose(
+        # A rewrite it advises is applied to a registered copy, and the table as written and the
+        # copy are then planned in the same interleaved rounds (`diagnosis._measure_both`).
+        done = diagnose(
             scratch.spark,
             engine,
             resolve(table),
             policy,
             model,
+            apply=True,
+            copy_to=str(copies),
+            force_rewrite=force_rewrite,
             measure_plans=measure_plans,
             measure_warmups=measure_warmups,
         )
@@ -189,26 +206,25 @@ def check_shape(
             | {"verdict": "broken", "exit_code": EXIT_BROKEN, "action": "none", "why": str(exc)}
             | {"check_s": round(time.perf_counter() - t0, 2)}
         )
+    first = done.first
     row |= {
         "check_s": round(time.perf_counter() - t0, 2),
-        "verdict": dry.first.advice.verdict,
-        "exit_code": dry.exit_code,
-        "action": _action(dry),
-        "why": dry.first.advice.why,
-        "review": [s.action for s in dry.first.advice.statements if not s.applies],
-        "before": _reads(dry.first.health.windows),
-        "now": _now(dry.first.health.windows),
+        "verdict": first.advice.verdict,
+        "exit_code": EXIT_ACTION if first.advice.actions else EXIT_HEALTHY,
+        "action": _action(done),
+        "why": first.advice.why,
+        "review": [s.action for s in first.advice.statements if not s.applies],
+        "before": _reads(first.health.windows),
+        "now": _now(first.health.windows),
     }
-    if REWRITE in dry.first.advice.actions:
-        t0 = time.perf_counter()
-        copies = scratch.warehouse / "copies"
-        done = diagnose(scratch.spark, engine, resolve(table), policy, model, apply=True, copy_to=str(copies))
+    if done.applied and (REWRITE in first.advice.actions or force_rewrite):
         row |= {
-            "apply_s": round(time.perf_counter() - t0, 2),
+            "apply_s": row["check_s"],
             "applied": True,
             "after": _reads(done.last.health.windows),
             "planning": done.before_after(),
             "after_verdict": done.last.advice.verdict,
+            "after_why": done.last.advice.why,
         }
         row["worse"] = done.worse or any(row["after"][w] > n for w, n in row["before"].items())
     return row
@@ -219,11 +235,16 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
     found = []
     for r in rows:
         got = {k: r[k] for k in r["expected"]}
-        if got != r["expected"]:
+        if r["expected"]["verdict"] is not None and got != r["expected"]:
             found.append(f"{r['shape']}: expected {r['expected']}, the doctor gave {got} ({r['why']})")
         if r["worse"]:
             found.append(
                 f"{r['shape']}: --apply left a window worse: before {r['before']}, after {r['after']}"
+            )
+        if r["applied"] and REWRITE in r["action"] and r.get("after_verdict") != "healthy":
+            found.append(
+                f"{r['shape']}: not a fixed point: on its own rewrite the doctor said {r['after_verdict']} "
+                f"({r['after_why']})"
             )
     return found
 
@@ -237,13 +258,14 @@ def check_catalogue(
     tiny: bool,
     shapes_run: tuple[Shape, ...] | list[Shape] = (),
     measure_plans: int = 0,
-    measure_warmups: int = 1,
+    measure_warmups: int = 2,
+    force_rewrite: bool = False,
 ) -> list[dict[str, Any]]:
     """Every shape built under `warehouse` (a Hadoop catalog CATALOG is registered on it) and checked."""
     register_iceberg_catalog(spark, CATALOG, storage.to_uri(str(warehouse)), engine)
     scratch = Scratch(spark, warehouse, tiny)
     return [
-        check_shape(scratch, engine, s, policy, model, measure_plans, measure_warmups)
+        check_shape(scratch, engine, s, policy, model, measure_plans, measure_warmups, force_rewrite)
         for s in (shapes_run or SHAPES)
     ]
 
@@ -289,6 +311,7 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
             shapes,
             measure_plans=ccfg.measure_plans,
             measure_warmups=ccfg.measure_warmups,
+            force_rewrite=ccfg.force_rewrite,
         )
     found = problems(rows)
     write_json(
@@ -298,6 +321,7 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
             "catalogue": ccfg.shapes,
             "measure_plans": ccfg.measure_plans,
             "measure_warmups": ccfg.measure_warmups if ccfg.measure_plans else 0,
+            "force_rewrite": ccfg.force_rewrite,
             # The model behind each shape's predicted planning: which calibration or run, its fit.
             "model": model.as_json() if model is not None else None,
             "shapes": rows,

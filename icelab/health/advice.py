@@ -1,14 +1,5 @@
-"""Advice with numbers: the manifest target size, how to cluster, predicted planning, the exact
-statements to run, and running them (`--apply`).
-
-The target size: a rewritten manifest should cover about one to two units of the time field a
-window filters on (all values of the other fields together), which is where the planning
-experiments at medium found narrow windows cheapest (docs/planning.md: 128 KB and 256 KB
-manifests of 1 and 1.8 days). So: median live entries per time unit x bytes per manifest entry
-(the table's data manifest bytes over their entries, headers included, as `rewrite_manifests`
-counts them when it divides the bytes by the target) x 1.5, rounded to the nearest power of two,
-at most Iceberg's own default of 8 MB (larger partitions then spread over several manifests,
-which Iceberg plans in parallel). Without a time field, the unit is one partition.
+"""Advice with numbers: the manifest layout and its target size (`target`), how to cluster,
+predicted planning, the exact statements to run, and running them (`--apply`).
 
 `rewrite_manifests` (the SQL procedure) clusters entries by the spec's fields in their order. When
 the time field is not first (e.g. `bucket(8, id), days(ts)`), a one-day window would open one
@@ -18,7 +9,6 @@ advice says so, with the PySpark line that does it.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -29,19 +19,17 @@ from icelab.core.units import plural, size
 from icelab.health.check import Health, time_field, utc_text
 from icelab.health.deletes import delete_advice
 from icelab.health.forecast import NO_FIT_LINE, PlanningModel
-from icelab.health.gain import Weighed, already_fine, weigh
+from icelab.health.gain import Weighed, weigh
 from icelab.health.orphans import orphan_advice
 from icelab.health.reader import DATA, Metadata
 from icelab.health.rewrite import ONE_ENTRY_MANIFEST, Simulated, Sizes, simulate, sizes
 from icelab.health.source import Source
+from icelab.health.target import FLOOR, FLOOR_HEADERS, MAX_TARGET, binary_text, floor_bytes, layout
+
+__all__ = ["FLOOR", "FLOOR_HEADERS", "MAX_TARGET", "Advice", "Statement", "advise", "floor_bytes"]
 
 TARGET_PROPERTY = "commit.manifest.target-size-bytes"
 MERGE_PROPERTY = "commit.manifest-merge.enabled"
-MAX_TARGET = 8 * 1024 * 1024  # Iceberg's default target
-# The floor of a target: at least FLOOR, and FLOOR_HEADERS x the table's fixed manifest bytes, so
-# that a manifest at the target is at most an eighth header (7.3 kB of 64 KB for three columns).
-FLOOR, FLOOR_HEADERS = 64 * 1024, 8
-UNITS_PER_MANIFEST = 1.5
 PLACEHOLDER = "<catalog>.<namespace>.<table>"
 
 
@@ -76,7 +64,8 @@ class Advice:
     target_reason: str
     floor_bytes: int
     cluster_by: list[str] | None
-    bytes_per_entry: float | None
+    bytes_per_entry: float | None  # as the rewrite writes an entry (`manifest_bytes`)
+    manifests_meant: int | None  # the layout the target is sized for (`target.layout`)
     unit: str
     entries_per_unit: float | None
     manifests_after: int | None
@@ -88,22 +77,11 @@ class Advice:
     statements: list[Statement]
     notes: list[str]
     catalog_settings: dict[str, str] = field(default_factory=dict)
+    # The rewrite to the layout meant, as statements, whether advised or not (`--force-rewrite`).
+    proposed: list[Statement] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _pow2(value: float) -> int:
-    """The power of two nearest to `value` (on a log scale)."""
-    return 1 << max(0, round(math.log2(max(value, 1))))
-
-
-def size_text(size: int) -> str:
-    """Bytes in Iceberg's binary units, as a profile names them: 256KB, 8MB."""
-    for unit, scale in (("MB", 1024**2), ("KB", 1024)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale}{unit}"
-    return f"{size}B"
 
 
 def _units(h: Health, meta: Metadata) -> tuple[str, list[float]]:
@@ -127,63 +105,14 @@ def _median(values: list[float]) -> float:
     return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2 if n else 0.0
 
 
-def floor_bytes(sizes: Sizes) -> int:
-    """The smallest target advised or applied: FLOOR_HEADERS x the table's fixed manifest bytes, up
-    to a power of two, at least FLOOR. Below it a manifest is mostly its header, and Iceberg asks
-    for one manifest per target's worth of bytes, headers included, so a smaller target multiplies
-    manifests (one 10.8 kB manifest became 11 at 1 KB) instead of clustering them."""
-    need = FLOOR_HEADERS * max(sizes.overhead, 1.0)
-    return min(MAX_TARGET, max(FLOOR, 1 << math.ceil(math.log2(need))))
-
-
-def _target(
-    data_bytes_per_entry: float | None, per_unit_median: float, unit: str, floor: int, given: int | None
-) -> tuple[int | None, str]:
-    """The target to rewrite at and why: the recommended one, or the given one, never below `floor`."""
-    recommended, reason = None, "no data manifest entries to size a target by"
-    if data_bytes_per_entry and per_unit_median:
-        unit_bytes = per_unit_median * data_bytes_per_entry
-        raw = _pow2(UNITS_PER_MANIFEST * unit_bytes)
-        recommended = min(MAX_TARGET, max(floor, raw))
-        reason = (
-            f"{per_unit_median:g} live {'entry' if per_unit_median == 1 else 'entries'} per {unit} "
-            "(median) x "
-            f"{data_bytes_per_entry:.0f} bytes per entry = {size(unit_bytes, 'kB')} per {unit}; "
-            f"x {UNITS_PER_MANIFEST} to the nearest power of two, kept within "
-            f"{size_text(floor)} (the floor) .. {size_text(MAX_TARGET)}"
-        )
-    if given is None:
-        return recommended, reason
+def _given(given: int, floor: int, meant: str) -> tuple[int, str]:
+    """A target the user chose, never below `floor`, and why."""
     if given < floor:
         return floor, (
-            f"given {size_text(given)}, below the floor of {size_text(floor)} "
+            f"given {binary_text(given)}, below the floor of {binary_text(floor)} "
             f"({FLOOR_HEADERS} x this table's fixed manifest bytes): raised to the floor"
         )
-    return given, f"given ({size_text(given)}); recommended: {size_text(recommended or floor)} ({reason})"
-
-
-def _choose(
-    h: Health,
-    meta: Metadata,
-    model: PlanningModel | None,
-    target: int,
-    floor: int,
-    cluster: list[str] | None,
-    search: bool,
-) -> tuple[Simulated, Weighed, int]:
-    """The rewrite at `target`, simulated and weighed; when it is not worth it but the rules trip,
-    and `search`, the power-of-two target nearest it (floor .. MAX_TARGET) whose rewrite is."""
-    sim = simulate(meta, target, cluster)
-    weighed = weigh(h, meta, sim, model)
-    if weighed.advised or not search or h.verdict == "healthy" or already_fine(h, meta):
-        return sim, weighed, target
-    sizes_ = [floor << i for i in range(int(math.log2(MAX_TARGET // floor)) + 1)]
-    for other in sorted((t for t in sizes_ if t != target), key=lambda t: abs(math.log2(t / target))):
-        candidate = simulate(meta, other, cluster)
-        judged = weigh(h, meta, candidate, model)
-        if judged.advised:
-            return candidate, judged, other
-    return sim, weighed, target
+    return given, f"given ({binary_text(given)}); the layout meant: {meant}"
 
 
 def advise(
@@ -192,24 +121,33 @@ def advise(
     source: Source,
     model: PlanningModel | None,
     target_bytes: int | None = None,
+    written: Sizes | None = None,
 ) -> Advice:
     """The advice for one table state: the verdict, target size, the simulated rewrite,
     predictions, statements, notes. A registered copy (`source.copy`) shares its files with the
     table: expiry there only drops snapshots from the copy's metadata (no file is deleted).
 
     Args:
-        target_bytes: a target size the user chose for the rewrite (else the one recommended
-            here; either is raised to the floor); a layout no rewrite improves is left alone.
+        target_bytes: a target size the user chose for the rewrite (else the one that gives the
+            layout meant, `target.layout`; a given one is raised to the floor); a layout no
+            rewrite improves is left alone.
+        written: the bytes per manifest and per entry a rewrite writes
+            (`manifest_bytes.written_sizes`); None: the line of the table's own manifests.
     """
     data = h.data_manifests
-    entries_total = int((data.entries + data.deleted_entries).sum())
-    per_entry = float(data.length.sum()) / entries_total if entries_total else None
+    mine = data[data.spec_id == meta.default_spec_id]
     unit, per_unit = _units(h, meta)
     per_unit_median = _median(per_unit)
     table_sizes = sizes(data) if len(data) else Sizes(ONE_ENTRY_MANIFEST, 1.0)
-    floor = floor_bytes(table_sizes)
-    target, reason = _target(per_entry, per_unit_median, unit, floor, target_bytes)
-    recommended = target
+    written = written or table_sizes
+    floor = floor_bytes(written)
+    live = h.live_partitions
+    live_entries = int(live.files[live.spec_id == meta.default_spec_id].sum())
+    meant = layout(live_entries, per_unit_median, unit, written, int(mine.length.sum()), floor)
+    reason = meant.reason if meant else "no live entries of the default spec to size a target by"
+    target = meant.target if meant else None
+    if target_bytes is not None:
+        target, reason = _given(target_bytes, floor, reason)
     found = time_field(meta)
     cluster = None
     if found is not None:
@@ -217,50 +155,26 @@ def advise(
         if len(spec.fields) > 1 and spec.fields[0] != tfield:
             cluster = [tfield.name, *(f.name for f in spec.fields if f != tfield)]
     sim, weighed = None, Weighed("healthy", "no default partition spec")
-    if meta.default_spec_id in meta.specs:
-        target = target or floor
-        sim, weighed, target = _choose(h, meta, model, target, floor, cluster, search=target_bytes is None)
-        if weighed.advised and target_bytes is None and target != recommended:
-            reason = (
-                f"{size_text(target)}, the target nearest the recommended {size_text(recommended or floor)} "
-                f"whose simulated rewrite is worth it ({reason})"
-            )
+    if meta.default_spec_id in meta.specs and target is not None:
+        sim = simulate(meta, target, cluster, written)
+        weighed = weigh(h, meta, sim, model)
     rewrite = weighed.advised and target is not None
     after = len(sim.rewritten) if sim is not None and sim.changes else None
     units_per_manifest = len(per_unit) / after if after else None
-    predictions: list[dict[str, Any]] = []
-    after_rows: list[dict[str, Any]] = []  # rows with an after state, and what planning would read then
-    after_reads: list[dict[str, float]] = []
-    simulated = {w["window"]: w for w in weighed.windows}
-    for w in h.windows:
-        row: dict[str, Any] = {
-            "window": w["window"],
-            "units": w["span_units"],
-            "now_manifests": w["manifests"],
-            "now_mb": round(w["manifest_bytes"] / 1e6, 3),
-            "now_delete_manifests": w.get("delete_manifests", 0),
-        }
-        row |= {f"now_{k}": v for k, v in (w.get("predicted") or {}).items()}
-        later = simulated.get(w["window"])
-        if later is not None and sim is not None and sim.changes:
-            row |= {
-                "after_manifests": later["after_manifests"],
-                "after_mb": round(later["after_bytes"] / 1e6, 3),
-            }
-            row |= {k: later[k] for k in ("gain_ms", "error_ms") if k in later}
-            after_rows.append(row)
-            after_reads.append(later["after_reads"])
-        predictions.append(row)
-    if model is not None:
-        for row, predicted in zip(after_rows, model.predictions(after_reads), strict=True):
-            row |= {f"after_{k}": v for k, v in predicted.items()}
+    measured = any(w.get("measured_ms") is not None for w in h.windows)
+    predictions = [_prediction(w, weighed, sim is not None and sim.changes) for w in h.windows]
     name = source.name or PLACEHOLDER
     catalog, ident = (source.catalog, source.ident) if source.name else ("<catalog>", "<namespace>.<table>")
     statements: list[Statement] = []
     actions = []
-    if rewrite and target and sim is not None:
+    proposed = (
+        _rewrite_statements(meta, name, catalog or "", ident or "", target, cluster, sim)
+        if target and sim is not None and sim.changes
+        else []
+    )
+    if rewrite and proposed:
         actions.append("rewrite_manifests")
-        statements += _rewrite_statements(meta, name, catalog or "", ident or "", target, cluster, sim)
+        statements += proposed
     snaps = h.snapshots
     if snaps.get("expirable"):
         actions.append("expire_snapshots")
@@ -291,7 +205,8 @@ def advise(
                 )
             )
     notes = _notes(h, meta, source, catalog or "", ident or "", statements)
-    stale = model.stale_note() if model is not None else None
+    # A stale calibration matters only where its absolute figures are shown: where nothing was measured.
+    stale = model.stale_note() if model is not None and not measured else None
     if stale and predictions:
         notes.append(stale)
     return Advice(
@@ -302,7 +217,8 @@ def advise(
         target_reason=reason,
         floor_bytes=floor,
         cluster_by=cluster if rewrite else None,
-        bytes_per_entry=round(per_entry, 1) if per_entry else None,
+        bytes_per_entry=round(written.per_entry, 1),
+        manifests_meant=meant.manifests if meant else None,
         unit=unit,
         entries_per_unit=per_unit_median or None,
         manifests_after=after,
@@ -314,7 +230,42 @@ def advise(
         statements=statements,
         notes=notes,
         catalog_settings=source.catalog_settings(),
+        proposed=proposed,
     )
+
+
+def _prediction(w: dict[str, Any], weighed: Weighed, changes: bool) -> dict[str, Any]:
+    """One window's row of the advice: what it reads and plans now, measured (or, where nothing
+    was measured, predicted by the calibration), and after the simulated rewrite, anchored on the
+    measured plans (`anchor`)."""
+    row: dict[str, Any] = {
+        "window": w["window"],
+        "units": w["span_units"],
+        "now_manifests": w["manifests"],
+        "now_mb": round(w["manifest_bytes"] / 1e6, 3),
+        "now_delete_manifests": w.get("delete_manifests", 0),
+        "now_measured_ms": w.get("measured_ms"),
+        "now_measured_range_ms": w.get("measured_range_ms"),
+        "now_measured_plans": w.get("measured_plans", 0),
+    }
+    if w.get("measured_ms") is None:
+        row |= {f"now_predicted_{k}": v for k, v in (w.get("predicted") or {}).items()}
+    later = next((p for p in weighed.windows if p["window"] == w["window"]), None)
+    if later is None or not changes:
+        return row
+    row |= {
+        "after_manifests": later["after_manifests"],
+        "after_mb": round(later["after_bytes"] / 1e6, 3),
+        "after_predicted_ms": later.get("after_ms"),
+        "after_range_ms": later.get("after_range_ms"),
+        "after_basis": later.get("basis"),
+        "ratio_predicted": later.get("ratio"),
+        "model_ratios": later.get("model"),
+        "after_ratio_ms": later.get("after_ratio_ms"),
+        "after_split_ms": later.get("after_split_ms"),
+        "fixed_measured_ms": later.get("fixed_measured_ms"),
+    }
+    return row | {k: later[k] for k in ("gain_ms", "error_ms", "noise_ms") if k in later}
 
 
 def _rewrite_statements(
@@ -341,7 +292,7 @@ def _rewrite_statements(
             f"ALTER TABLE {name} SET TBLPROPERTIES ('{TARGET_PROPERTY}'='{target}')",
             "sql",
             True,
-            f"target {size_text(target)} for the rewrite only (the next statement but one puts it back)",
+            f"target {binary_text(target)} for the rewrite only (the next statement but one puts it back)",
         )
     ]
     if cluster is None:

@@ -149,6 +149,8 @@ class Health(Judged):
     metadata: dict[str, Any] = field(default_factory=dict)
     windows: list[dict[str, Any]] = field(default_factory=list)
     orphans: dict[str, Any] = field(default_factory=dict)
+    # The plan of a window holding no data, measured on the table (`anchor.fixed_window`).
+    fixed: dict[str, Any] = field(default_factory=dict)
 
     @property
     def data_manifests(self) -> pd.DataFrame:
@@ -182,6 +184,7 @@ class Health(Judged):
             "snapshots": self.snapshots,
             "metadata": self.metadata,
             "windows": self.windows,
+            "fixed_plan": self.fixed,
             "orphans": self.orphans,
         }
 

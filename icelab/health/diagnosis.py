@@ -21,19 +21,54 @@ from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
 from icelab.core.units import plural, size
-from icelab.health.advice import Advice, advise, register_copy, run_statements, size_text
+from icelab.health.advice import Advice, advise, register_copy, run_statements
+from icelab.health.anchor import MEASURED, MIN_PLANS, fixed_window
 from icelab.health.check import Health, Policy, examine, manifests_frame, partitions_frame
 from icelab.health.deletes import kinds_text
-from icelab.health.forecast import PlanningModel, window_reads
-from icelab.health.gain import slower
-from icelab.health.measured import WARMUPS, driver_heap, measure_windows, reset_heap_peak
+from icelab.health.forecast import PlanningModel
+from icelab.health.gain import MIN_GAIN_SHARE, decided
+from icelab.health.manifest_bytes import written_sizes
+from icelab.health.measured import (
+    NOT_MEASURED,
+    WARMUPS,
+    driver_heap,
+    measure_states,
+    measure_windows,
+    reset_heap_peak,
+    state_of,
+)
 from icelab.health.orphans import orphans_text
 from icelab.health.reader import READER, Metadata, read
+from icelab.health.rewrite import Sizes
 from icelab.health.source import Source, connect, copy_of, load
+from icelab.health.target import binary_text
 
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
 # `--apply` left some window planning more manifests than before (or slower beyond the model's error).
 EXIT_WORSE = 4
+# report.json's `windows`: from the advice on the table as first read ...
+WINDOW_KEYS = (
+    "window",
+    "now_manifests",
+    "now_measured_ms",
+    "now_measured_range_ms",
+    "now_measured_plans",
+    "now_predicted_ms",
+    "after_predicted_ms",
+    "after_range_ms",
+    "after_basis",
+    "ratio_predicted",
+)
+# ... and, after `--apply` or `--copy`, from the plans measured before and after it, interleaved.
+APPLIED_KEYS = (
+    "after_manifests",
+    "before_measured_ms",
+    "after_measured_ms",
+    "after_measured_range_ms",
+    "measured_plans",
+    "ratio_measured",
+    "worse",
+)
 # Table properties the report shows first (all of them are in report.json).
 SHOWN_PROPERTIES = (
     "commit.manifest.target-size-bytes",
@@ -56,6 +91,11 @@ class Visit:
     meta: Metadata
     health: Health
     advice: Advice
+    written: Sizes | None = None  # bytes a rewrite writes (manifest_bytes.written_sizes)
+
+    def readvise(self, model: PlanningModel | None, target: int | None) -> None:
+        """The advice again, on the plans the windows hold now."""
+        self.advice = advise(self.health, self.meta, self.source, model, target, self.written)
 
 
 @dataclass
@@ -73,6 +113,8 @@ class Diagnosis:
     measure_warmups: int = WARMUPS  # untimed plans of each window before its timed ones
     seconds: float = 0.0  # the whole visit: reaching, reading, judging, measuring, applying
     heap: dict[str, int] = field(default_factory=dict)  # the driver's heap (measured.driver_heap)
+    # After `--apply`: the windows before, planned again in the rounds that planned the state after.
+    now_again: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def first(self) -> Visit:
@@ -83,33 +125,56 @@ class Diagnosis:
         return self.visits[-1]
 
     def before_after(self) -> list[dict[str, Any]]:
-        """Per window, once applied: manifests planned and predicted planning before, as the
-        simulated rewrite predicted them, and as measured after (empty without `--apply`)."""
+        """Per window, once applied: manifests planned before, as simulated and after; planning
+        measured before and after in the same interleaved rounds (before_measured_ms,
+        after_measured_ms), the after predicted before applying (after_predicted_ms, anchored on
+        the plans measured first), and the two ratios after/now; empty without `--apply`."""
         if len(self.visits) < 2:
             return []
-        before, after = self.first.health.windows, {w["window"]: w for w in self.last.health.windows}
-        simulated = {p["window"]: p for p in self.first.advice.predictions}
-        pairs = [(w, after[w["window"]]) for w in before if w["window"] in after]
-        gains: list[dict[str, float]] = [{} for _ in pairs]
-        if self.model is not None and pairs:
-            gains = self.model.gains([window_reads(b) for b, _ in pairs], [window_reads(a) for _, a in pairs])
+        after = {w["window"]: w for w in self.last.health.windows}
+        again = {w["window"]: w for w in self.now_again}
+        predicted = {p["window"]: p for p in self.first.advice.predictions}
         rows = []
-        for (b, a), g in zip(pairs, gains, strict=True):
-            sim = simulated.get(b["window"], {})
-            now_ms = (b.get("predicted") or {}).get("ms")
-            change = {"now_manifests": b["manifests"], "after_manifests": a["manifests"], "now_ms": now_ms}
-            rows.append(
-                {
-                    "window": b["window"],
-                    "before_manifests": b["manifests"],
-                    "predicted_manifests": sim.get("after_manifests"),
-                    "after_manifests": a["manifests"],
-                    "before_ms": (b.get("predicted") or {}).get("ms"),
-                    "predicted_ms": sim.get("after_ms"),
-                    "after_ms": (a.get("predicted") or {}).get("ms"),
-                    "worse": slower(change | g, bool(g)),
-                }
-            )
+        for b in self.first.health.windows:
+            a = after.get(b["window"])
+            if a is None:
+                continue
+            p, n = predicted.get(b["window"], {}), again.get(b["window"], {})
+            now_ms, after_ms = n.get("measured_ms"), a.get("measured_ms")
+            row = {
+                "window": b["window"],
+                "before_manifests": b["manifests"],
+                "predicted_manifests": p.get("after_manifests"),
+                "after_manifests": a["manifests"],
+                "before_measured_ms": now_ms,
+                "before_measured_range_ms": n.get("measured_range_ms"),
+                "after_predicted_ms": p.get("after_predicted_ms"),
+                "after_predicted_range_ms": p.get("after_range_ms"),
+                "after_basis": p.get("after_basis"),
+                "after_ratio_ms": p.get("after_ratio_ms"),
+                "after_split_ms": p.get("after_split_ms"),
+                "fixed_measured_ms": p.get("fixed_measured_ms"),
+                "after_measured_ms": after_ms,
+                "after_measured_range_ms": a.get("measured_range_ms"),
+                "measured_plans": min(n.get("measured_plans", 0), a.get("measured_plans", 0)),
+                "ratio_predicted": p.get("ratio_predicted"),
+                "ratio_measured": round(after_ms / now_ms, 4) if now_ms and after_ms is not None else None,
+            }
+            rows.append(row | {"worse": _worse(row)})
+        return rows
+
+    def windows(self) -> list[dict[str, Any]]:
+        """Per window, the figures a user acts on (report.json's `windows`, docs/results.md): the
+        plans measured now, the planning predicted after the advised rewrite and on what basis,
+        and after `--apply` the plans measured before and after it, interleaved."""
+        done = {r["window"]: r for r in self.before_after()}
+        rows = []
+        for p in self.first.advice.predictions:
+            row = {k: p.get(k) for k in WINDOW_KEYS}
+            row["after_manifests_simulated"] = p.get("after_manifests")
+            r = done.get(p["window"], {})
+            row |= {k: r.get(k) for k in APPLIED_KEYS}
+            rows.append(row)
         return rows
 
     @property
@@ -177,6 +242,7 @@ class Diagnosis:
             ],
             "applied": self.applied,
             "copy": self.copy,
+            "windows": self.windows(),
             "before_after": self.before_after(),
             "worse": self.worse,
             "verdict": self.last.advice.verdict,
@@ -198,12 +264,29 @@ def visit(
     jar_name: str | None = None,
     measure_warmups: int = WARMUPS,
 ) -> Visit:
-    """Read one table state, judge it, and time `measure_plans` plans of each window on it (after
-    `measure_warmups` untimed ones, within `measure_budget_s` seconds)."""
+    """Read one table state, judge it, and time at least `measure_plans` plans of each window on
+    it (after `measure_warmups` untimed rounds, within `measure_budget_s` seconds), more while the
+    verdict is undecided (`gain.decided`); the advice rests on those plans."""
     meta = read(spark, source, jtable, policy.small_file_bytes, jar_name)
     health = examine(meta, state, source.describe(), policy, model)
-    measure_windows(spark, source, meta, health.windows, measure_plans, measure_budget_s, measure_warmups)
-    return Visit(source, meta, health, advise(health, meta, source, model, target))
+    written = written_sizes(spark, jtable, meta.format_version)
+    found = Visit(source, meta, health, advise(health, meta, source, model, target, written), written)
+    fixed = fixed_window(health.windows)
+    if fixed is not None and measure_plans > 0:
+        health.fixed = fixed
+    ratios = {p["window"]: p.get("model_ratios") for p in found.advice.predictions}
+    measure_windows(
+        spark,
+        source,
+        meta,
+        [*health.windows, *([fixed] if health.fixed else [])],
+        measure_plans,
+        measure_budget_s,
+        measure_warmups,
+        enough=lambda: decided(health, ratios),
+    )
+    found.readvise(model, target)
+    return found
 
 
 def diagnose(
@@ -215,6 +298,7 @@ def diagnose(
     target: int | None = None,
     apply: bool = False,
     copy_to: str | None = None,
+    force_rewrite: bool = False,
     measure_plans: int = 0,
     measure_budget_s: float | None = None,
     measure_warmups: int = WARMUPS,
@@ -225,6 +309,8 @@ def diagnose(
         source: the table as `source.resolve` gave it.
         copy_to: apply on a copy registered from the table's current metadata (a table read by
             its metadata file gets a Hadoop catalog on this directory); None applies in place.
+        force_rewrite: with `apply` on a copy, rewrite it to the layout meant even when the advice
+            is not to (the decision check measures what a rewrite the doctor declined would do).
         measure_plans: timed plans of each window's count query on each state (0: none).
         measure_budget_s: seconds that measuring may take on each state (None: no limit;
             `measured.measure_windows`).
@@ -265,8 +351,9 @@ def diagnose(
         measure_budget_s=measure_budget_s,
         measure_warmups=measure_warmups,
     )
-    if apply and first.advice.actions:
-        _apply(spark, engine, source, jtable, policy, target, copy_to, diagnosis)
+    force_rewrite = force_rewrite and copy_to is not None and bool(first.advice.proposed)
+    if apply and (first.advice.actions or force_rewrite):
+        _apply(spark, engine, source, jtable, policy, target, copy_to, diagnosis, force_rewrite)
     diagnosis.seconds = time.perf_counter() - t0
     diagnosis.heap = driver_heap(spark)
     return diagnosis
@@ -281,8 +368,10 @@ def _apply(
     target: int | None,
     copy_to: str | None,
     diagnosis: Diagnosis,
+    force_rewrite: bool = False,
 ) -> None:
-    """Run the first state's advice (on a registered copy with `copy_to`), then judge again."""
+    """Run the first state's advice (on a registered copy with `copy_to`; with `force_rewrite`,
+    the rewrite to the layout meant too), then judge again."""
     first, model = diagnosis.first, diagnosis.model
     where, jwhere, copy = source, jtable, False
     if copy_to is not None:
@@ -292,25 +381,58 @@ def _apply(
         register_copy(spark, source, first.meta, where)
         jwhere, copy = load(spark, where), True
         diagnosis.copy = where.name
-    plan = advise(first.health, first.meta, where, model, target) if copy else first.advice
+    plan = advise(first.health, first.meta, where, model, target, first.written) if copy else first.advice
     diagnosis.plan = plan
-    diagnosis.applied = run_statements(spark, plan.statements)
+    statements = plan.statements
+    if force_rewrite and "rewrite_manifests" not in first.advice.actions:
+        statements = [*plan.proposed, *statements]
+    diagnosis.applied = run_statements(spark, statements)
     state = "after_apply (copy)" if copy else "after_apply"
-    diagnosis.visits.append(
-        visit(
-            spark,
-            where,
-            jwhere,
-            state,
-            policy,
-            model,
-            target,
-            diagnosis.measure_plans,
-            diagnosis.measure_budget_s,
-            engine.iceberg_jar,
-            diagnosis.measure_warmups,
-        )
+    after = visit(spark, where, jwhere, state, policy, model, target, 0, None, engine.iceberg_jar)
+    diagnosis.visits.append(after)
+    _measure_both(spark, diagnosis, source, after, where)
+    after.readvise(model, target)
+
+
+def _measure_both(
+    spark: SparkSession, diagnosis: Diagnosis, source: Source, after: Visit, where: Source
+) -> None:
+    """Plan the table as it was (at its snapshot before `--apply`) and as it is after, in the same
+    interleaved rounds, so that both are measured alike in this session (`measured.measure_states`):
+    the after state's windows, and `diagnosis.now_again`, the windows before, planned again."""
+    first = diagnosis.first
+    diagnosis.now_again = [
+        {k: w[k] for k in ("window", "start_us", "end_us")} for w in first.health.windows if "start_us" in w
+    ]
+    if diagnosis.measure_plans <= 0:
+        for w in diagnosis.now_again:
+            w.update(NOT_MEASURED)
+        return
+    states = [
+        state_of(spark, "now", source, first.meta, diagnosis.now_again),
+        state_of(spark, "after", where, after.meta, after.health.windows),
+    ]
+    measure_states(
+        spark,
+        [s for s in states if s is not None],
+        diagnosis.measure_plans,
+        diagnosis.measure_budget_s,
+        diagnosis.measure_warmups,
     )
+
+
+def _worse(row: dict[str, Any]) -> bool:
+    """Whether a window plans worse after `--apply`: more manifests, or, measured by MIN_PLANS plans
+    each, slower beyond both intervals of the median plans and by MIN_GAIN_SHARE of its planning
+    before (the advice's bar)."""
+    if row["after_manifests"] > row["before_manifests"]:
+        return True
+    now, after = row["before_measured_ms"], row["after_measured_ms"]
+    if now is None or after is None or row["measured_plans"] < MIN_PLANS:
+        return False
+    now_high = (row["before_measured_range_ms"] or [now, now])[1]
+    after_low = (row["after_measured_range_ms"] or [after, after])[0]
+    return after_low > now_high and after - now >= MIN_GAIN_SHARE * now
 
 
 def save(run_dir: Path, diagnosis: Diagnosis) -> None:
@@ -381,12 +503,27 @@ def _estimate(ms: float, range_ms: Sequence[float], extrapolated: bool) -> str:
     return f"~{ms:.0f} ms [{low:.0f}-{high:.0f}]" + ("*" if extrapolated else "")
 
 
-def _planning(p: dict[str, Any], when: str) -> str:
-    """` ~12 ms [8-17]`: the predicted planning of one window `now` or `after`; empty without a
-    prediction."""
-    if p.get(f"{when}_ms") is None:
+def _now_text(p: dict[str, Any]) -> str:
+    """` 42 ms measured [38-47]`, or where nothing was measured the calibration's prediction,
+    marked so; empty without either."""
+    if p.get("now_measured_ms") is not None:
+        low, high = p.get("now_measured_range_ms") or (p["now_measured_ms"],) * 2
+        return f" {p['now_measured_ms']:.0f} ms measured [{low:.0f}-{high:.0f}]"
+    if p.get("now_predicted_ms") is None:
         return ""
-    return " " + _estimate(p[f"{when}_ms"], p[f"{when}_range_ms"], p[f"{when}_extrapolated"])
+    estimate = _estimate(p["now_predicted_ms"], p["now_predicted_range_ms"], p["now_predicted_extrapolated"])
+    return f" {estimate} (calibration, not measured)"
+
+
+def _after_text(p: dict[str, Any]) -> str:
+    """` ~35 ms [29-44] (x0.83 of the measured)`: planning predicted after a rewrite; empty without."""
+    if p.get("after_predicted_ms") is None:
+        return ""
+    low, high = p["after_range_ms"]
+    text = f" ~{p['after_predicted_ms']:.0f} ms [{low:.0f}-{high:.0f}]"
+    if p.get("after_basis") == MEASURED:
+        return text + f" (x{p['ratio_predicted']:.2f} of the measured, the model's ratio)"
+    return text + " (calibration, not measured)"
 
 
 def render_advice(a: Advice, applied: str = "", plan: Advice | None = None) -> list[str]:
@@ -401,20 +538,20 @@ def render_advice(a: Advice, applied: str = "", plan: Advice | None = None) -> l
         sizes = ", ".join(_mb(b) for b in (a.manifest_sizes_after or [])[:8])
         more = ", ..." if len(a.manifest_sizes_after or []) > 8 else ""
         lines += [
-            f"  manifest target {size_text(a.target_bytes)}{cluster}: {a.target_reason}",
+            f"  manifest target {binary_text(a.target_bytes)}{cluster}: {a.target_reason}",
             f"  the rewrite simulated: {plural(a.manifests_after or 0, 'manifest')} ({sizes}{more}), "
             f"{plural(a.units_per_manifest or 0, a.unit)} each on average",
         ]
     if a.predictions:
         lines.append(f"  planning per window ({a.model}):")
         for p in a.predictions:
-            now = f"{p['now_manifests']} manifests ({p['now_mb']:.2f} MB){_planning(p, 'now')}"
+            now = f"{plural(p['now_manifests'], 'manifest')} ({p['now_mb']:.2f} MB){_now_text(p)}"
             if p.get("now_delete_manifests"):
                 now += f" + {plural(p['now_delete_manifests'], 'delete manifest')}"
             text = f"    {p['window']:>5} ({plural(p['units'], a.unit)}): now {now}"
             if "after_manifests" in p:
                 when = "after" if a.actions else "a rewrite would give"
-                text += f"; {when} {p['after_manifests']} ({p['after_mb']:.2f} MB){_planning(p, 'after')}"
+                text += f"; {when} {p['after_manifests']} ({p['after_mb']:.2f} MB){_after_text(p)}"
             lines.append(text)
     if shown.statements:
         how = applied or "dry run, nothing changed; --apply runs those marked [apply]"
@@ -456,8 +593,9 @@ def render_measured(
         return [f"  planning {when}: not measured (--measure-plans 0)"]
     budget = "" if budget_s is None else f", within {budget_s:g} s"
     lines = [
-        f"  planning {when}, measured on the table (count query per window, planned, not run; median of "
-        f"{plural(plans, 'plan')} after {plural(warmups, 'warm-up')}{budget}):"
+        f"  planning {when}, measured on the table at snapshot {v.meta.current_snapshot_id} (count query "
+        f"per window, planned, not run; the median of at least {plural(plans, 'plan')} after "
+        f"{plural(warmups, 'warm-up round')}, windows interleaved, and its 95% interval{budget}):"
     ]
     for w in windows:
         if w.get("measured_ms") is None:
@@ -468,26 +606,45 @@ def render_measured(
             manifests = "no Iceberg scan" if scanned is None else plural(scanned, "manifest")
             if w.get("measured_cold"):
                 manifests += "; one cold plan: more would pass the measuring budget"
-            measured = f"{w['measured_ms']:.0f} ms measured ({manifests})"
-        lines.append(f"    {w['window']:>5}: {measured}, {_predicted(w)}")
+            low, high = w["measured_range_ms"]
+            measured = (
+                f"{w['measured_ms']:.0f} ms measured [{low:.0f}-{high:.0f}] "
+                f"({plural(w['measured_plans'], 'plan')}; {manifests})"
+            )
+        if w.get("measured_ms") is None:
+            measured += f", {_predicted(w)} (calibration)"
+        lines.append(f"    {w['window']:>5}: {measured}")
+    fixed = v.health.fixed
+    if fixed.get("measured_ms") is not None:
+        low, high = fixed["measured_range_ms"]
+        read = plural(fixed["manifests_scanned"] or 0, "manifest")
+        lines.append(
+            f"    {'none':>5}: {fixed['measured_ms']:.0f} ms measured [{low:.0f}-{high:.0f}] (a window past "
+            f"the newest data, {read} read: the plan's fixed part)"
+        )
     return lines
 
 
 def render_before_after(diagnosis: Diagnosis) -> list[str]:
-    """Per window: manifests planned and predicted planning before, as simulated, and measured after."""
+    """Per window: manifests planned before, as simulated and after; planning before and after,
+    measured in the same interleaved rounds, beside the "after" predicted before applying."""
     where = f" (the copy {diagnosis.copy})" if diagnosis.copy else ""
-    lines = [f"before -> after{where}: manifests planned per window (predicted planning)"]
+    lines = [
+        f"before -> after{where}: manifests planned per window; planning measured before -> after "
+        "(interleaved rounds), and the after predicted before applying"
+    ]
     for r in diagnosis.before_after():
-        ms = (
-            f" (~{r['before_ms']:.0f} -> ~{r['after_ms']:.0f} ms)"
-            if r["before_ms"] is not None and r["after_ms"] is not None
-            else ""
-        )
         simulated = f", simulated {r['predicted_manifests']}" if r["predicted_manifests"] is not None else ""
-        mark = "  WORSE" if r["worse"] else ""
-        lines.append(
-            f"  {r['window']:>5}: {r['before_manifests']} -> {r['after_manifests']}{simulated}{ms}{mark}"
-        )
+        text = f"  {r['window']:>5}: {r['before_manifests']} -> {r['after_manifests']}{simulated}"
+        if r["before_measured_ms"] is not None and r["after_measured_ms"] is not None:
+            text += (
+                f"; {r['before_measured_ms']:.0f} -> {r['after_measured_ms']:.0f} ms measured "
+                f"(x{r['ratio_measured']:.2f})"
+            )
+        if r["after_predicted_ms"] is not None:
+            ratio = f", x{r['ratio_predicted']:.2f}" if r.get("ratio_predicted") is not None else ""
+            text += f", predicted ~{r['after_predicted_ms']:.0f} ms{ratio}"
+        lines.append(text + ("  WORSE" if r["worse"] else ""))
     if diagnosis.worse:
         lines.append(
             "  WORSE: what --apply ran left some window planning more manifests or slower than before"

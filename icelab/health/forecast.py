@@ -82,7 +82,8 @@ class PlanningModel:
 
     def predictions(self, reads: Sequence[dict[str, float]]) -> list[dict[str, Any]]:
         """For each window's reads (keys READS): ms predicted, range_ms (its 95% prediction
-        interval), extrapolated, and the fit (`all` or `small_manifests`); to 0.1 ms."""
+        interval), extrapolated, the fit (`all` or `small_manifests`) and that fit's fixed part
+        (fixed_ms, its constant: what a plan costs before it reads a manifest); to 0.1 ms."""
         if not reads:
             return []
         out = self.predict(pd.DataFrame(list(reads), columns=list(READS)))
@@ -92,6 +93,7 @@ class PlanningModel:
                 "range_ms": [round(float(r.lo_ms), 1), round(float(r.hi_ms), 1)],
                 "extrapolated": bool(r.extrapolated),
                 "fit": "small_manifests" if r.small_manifests else "all",
+                "fixed_ms": round(self._fit_for(bool(r.small_manifests)).coefficient("const"), 1),
             }
             for r in out.itertuples()
         ]

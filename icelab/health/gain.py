@@ -2,9 +2,13 @@
 would change in what each window plans, and the verdict that follows.
 
 A rewrite is advised only when the rules of the policy trip (as manifest_health's) and the
-simulated layout improves the plan of some window by more than the cost model's error on that
-gain and by at least MIN_GAIN_SHARE of the window's planning, and makes no window plan more
-manifests, or slower by as much. Without a fitted model, the manifests each window plans
+simulated layout improves the plan of some window by more than its uncertainty and by at least
+MIN_GAIN_SHARE of the window's planning, and makes no window plan more manifests, or slower by as
+much. Where the window was measured, the saving is the measured plan times one minus the model's
+ratio after/now, and its uncertainty the plans' noise and the ratio's error (`anchor`); where
+nothing was measured, the calibration's predicted saving and its error. A table whose simulated
+rewrite plans as many manifests in every window is at its layout: healthy (the fixed point).
+Without a fitted model, the manifests each window plans
 decide: at least half fewer for some window, and more for none. A table no rewrite can improve
 is healthy before any of that: unpartitioned (every query plans every manifest whatever their
 layout), one data manifest, or already aligned (no partition planned from more than one manifest).
@@ -15,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from icelab.health.anchor import CALIBRATION, MEASURED, anchored, model_ratios, undecided
 from icelab.health.check import Health, bounds_counts, window_kept
 from icelab.health.forecast import PlanningModel, window_reads
 from icelab.health.reader import DATA, Metadata
@@ -71,9 +76,7 @@ def weigh(h: Health, meta: Metadata, sim: Simulated, model: PlanningModel | None
     pairs = [(now, _with_deletes(now, later)) for now, later in pairs if later is not None]
     windows = [_pair(now, later) for now, later in pairs]
     if model is not None and windows:
-        gains = model.gains([window_reads(n) for n, _ in pairs], [window_reads(a) for _, a in pairs])
-        for row, g in zip(windows, gains, strict=True):
-            row |= g
+        _predict(windows, h, [now for now, _ in pairs], model)
     if h.verdict == HEALTHY:
         return Weighed(HEALTHY, "no rule tripped: " + _rules_line(h), windows, bounds_after)
     if not sim.changes:
@@ -85,6 +88,26 @@ def weigh(h: Health, meta: Metadata, sim: Simulated, model: PlanningModel | None
         return Weighed(HEALTHY, why, windows, bounds_after)
     verdict, why = _decide(h, windows, bounds_after, model is not None)
     return Weighed(verdict, why, windows, bounds_after)
+
+
+def _predict(rows: list[dict[str, Any]], h: Health, now: list[dict[str, Any]], model: PlanningModel) -> None:
+    """Each window's planning after the rewrite (in place): anchored on its plans measured now
+    where it was measured (`anchor.anchored`), else the calibration's absolute prediction and its
+    error on the gain."""
+    gains = model.gains([window_reads(n) for n in now], [r["after_reads"] for r in rows])
+    after = model.predictions([r["after_reads"] for r in rows])
+    for row, window, g, p in zip(rows, now, gains, after, strict=True):
+        ratios = model_ratios(window.get("predicted"), p)
+        row |= g | {"basis": CALIBRATION, "model_now_ms": row["now_ms"], "model": ratios}
+        row |= {"after_ms": p["ms"], "after_range_ms": p["range_ms"], "ratio": (ratios or {}).get("ratio")}
+        row |= anchored(window, ratios, h.fixed) or {}
+
+
+def decided(h: Health, ratios: dict[str, dict[str, float] | None]) -> bool:
+    """Whether more plans could change the verdict on no window: each window of `h` anchored on
+    the plans it holds now and its model ratios (`ratios`, by window; `anchor.undecided`)."""
+    rows = (anchored(w, ratios.get(w["window"]), h.fixed) for w in h.windows)
+    return not any(r is not None and undecided(r, MIN_GAIN_SHARE) for r in rows)
 
 
 def _rules_line(h: Health) -> str:
@@ -123,6 +146,29 @@ def slower(w: dict[str, Any], modelled: bool) -> bool:
     return loss > w["error_ms"] and loss >= MIN_GAIN_SHARE * w["now_ms"]
 
 
+def worth(w: dict[str, Any]) -> bool:
+    """Whether one window's saving is worth a rewrite: beyond its uncertainty (`error_ms`: the
+    plans' noise and the ratio's error, or the calibration's error) and at least MIN_GAIN_SHARE of
+    its planning now."""
+    if w.get("gain_ms") is None or not w.get("now_ms"):
+        return False
+    return w["gain_ms"] > w["error_ms"] and w["gain_ms"] >= MIN_GAIN_SHARE * w["now_ms"]
+
+
+def _saving(w: dict[str, Any], share: float) -> str:
+    """The saving of one window in words: measured now and predicted after, or the calibration's."""
+    if w.get("basis") == MEASURED:
+        return (
+            f"{w['now_ms']:.0f} ms measured now, ~{w['after_ms']:.0f} ms after (x{w['ratio']:.2f}, the "
+            f"model's ratio): {w['gain_ms']:+.1f} ms, ±{w['error_ms']:.1f} ms (plans' noise "
+            f"±{w['noise_ms']:.1f}, the ratio's error), {share:.0%} of the planning"
+        )
+    return (
+        f"predicted {w['gain_ms']:+.1f} ms saved (calibration, nothing measured; model error "
+        f"±{w['error_ms']:.1f} ms, {share:.0%} of {w['now_ms']:.0f} ms)"
+    )
+
+
 def _decide(
     h: Health, windows: list[dict[str, Any]], bounds_after: dict[str, float], modelled: bool
 ) -> tuple[str, str]:
@@ -135,18 +181,18 @@ def _decide(
             f"{w['now_manifests']} -> {w['after_manifests']} manifests"
             + (f" ({-w['gain_ms']:+.1f} ms)" if modelled else "")
         )
+    if windows and all(w["after_manifests"] == w["now_manifests"] for w in windows):
+        reads = ", ".join(f"{w['window']} {w['now_manifests']}" for w in windows)
+        return HEALTHY, f"at the layout a rewrite would give: each window plans as many manifests ({reads})"
     if modelled and windows:
         best = max(windows, key=lambda w: w["gain_ms"] - w["error_ms"])
         share = best["gain_ms"] / best["now_ms"] if best["now_ms"] else 0.0
-        line = (
-            f"{best['window']} plans {best['now_manifests']} -> {best['after_manifests']} manifests, "
-            f"predicted {best['gain_ms']:+.1f} ms saved (model error ±{best['error_ms']:.1f} ms, "
-            f"{share:.0%} of {best['now_ms']:.0f} ms)"
-        )
-        if best["gain_ms"] > best["error_ms"] and share >= MIN_GAIN_SHARE:
+        reads = f"{best['window']} plans {best['now_manifests']} -> {best['after_manifests']} manifests"
+        line = f"{reads}, {_saving(best, share)}"
+        if worth(best):
             return h.verdict, f"worth a rewrite: {line}"
         return HEALTHY, (
-            f"not worth a rewrite: at best {line}, within the model's error or below "
+            f"not worth a rewrite: at best {line}, within the noise or below "
             f"{MIN_GAIN_SHARE:.0%} of the planning"
         )
     if windows:

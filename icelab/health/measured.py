@@ -1,7 +1,15 @@
-"""Planning measured on the table itself, beside the cost model's prediction: per time window the
-doctor reports, a count query filtered to exactly that window is planned (never executed) through
-the doctor's Spark session, timed as the benchmarks time planning (`icelab.bench.measure`), with
-Iceberg's own scan metrics of the plan; and the driver's heap, read from its JVM.
+"""Planning measured on the table itself: per time window the doctor reports, a count query
+filtered to exactly that window is planned (never executed) through the doctor's Spark session,
+timed as the benchmarks time planning (`icelab.bench.measure`), with Iceberg's own scan metrics of
+the plan; and the driver's heap, read from its JVM.
+
+Every plan names its snapshot (`VERSION AS OF`), so the figures of one state are of one snapshot
+whatever other writers commit meanwhile. Plans are taken in rounds: each round plans every window
+of every state once, the states in alternating order, so that the JVM's warming (the first plans
+of a query in a session are slower) falls on every window and state alike. Warm-up rounds come
+first and are not timed. After the minimum rounds, a caller's `enough` test may stop the rounds
+early or ask for more, up to MAX_FACTOR times the minimum: measure enough plans to decide, and no
+more.
 
 Planning reads metadata only, so measuring writes nothing to the table.
 """
@@ -10,9 +18,12 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
+from scipy import stats
 
 from icelab.bench.measure import measure
 from icelab.health.check import time_field, utc_text
@@ -20,19 +31,23 @@ from icelab.health.reader import Metadata
 from icelab.health.source import Source
 from icelab.health.spec import DAY_US
 
-# Untimed plans before the timed ones: the first plan of a table loads classes and warms caches.
-WARMUPS = 1
+# Untimed rounds before the timed ones: the first plans of a table load classes and warm the JIT
+# (on a table of 150 manifests the first 1d plan took 1,490 ms, the third 69 ms, the median of
+# the rest 43 ms).
+WARMUPS = 2
+# ... and further untimed rounds while warming has taken under WARMUP_S seconds (at most
+# MAX_WARMUPS rounds): a 40-manifest table planned 1d in 278 ms after 2 rounds, 185 ms later on,
+# and in a doctor catalogue run with 3 s of warming the first shape's fixed plan was still twice
+# the later shapes'.
+WARMUP_S = 6.0
+MAX_WARMUPS = 30
+# The rounds `enough` may ask for, as a multiple of the minimum.
+MAX_FACTOR = 3
+# Level of the interval of a window's median plan (distribution-free, from order statistics).
+LEVEL = 0.95
 # The view a table read by its metadata file is planned through (it has no name in a catalog).
 VIEW = "icelab_doctor_measured"
 NOT_MEASURED = {"measured_ms": None, "measured_plans": 0, "manifests_scanned": None}
-
-
-def table_sql(spark: SparkSession, source: Source) -> str:
-    """How Spark SQL names the table: its catalog name, or a view on its metadata file."""
-    if source.name:
-        return source.name
-    spark.read.format("iceberg").load(source.location).createOrReplaceTempView(VIEW)
-    return VIEW
 
 
 def _quoted(column: str) -> str:
@@ -51,7 +66,7 @@ def literal(type_name: str, micros: int) -> str:
 
 def window_query(table: str, column: str, type_name: str, window: dict[str, Any]) -> str:
     """The count query selecting exactly the window `check.window_kept` describes, [start, end) on
-    the time field's source column."""
+    the time field's source column; `table` may carry its `VERSION AS OF`."""
     col = _quoted(column)
     start, end = window["start_us"], window["end_us"]
     return (
@@ -60,26 +75,169 @@ def window_query(table: str, column: str, type_name: str, window: dict[str, Any]
     )
 
 
-def planned(
-    spark: SparkSession, sql: str, plans: int, budget_s: float | None = None, warmups: int = WARMUPS
-) -> dict[str, Any]:
-    """`plans` timed plans of `sql` after `warmups` untimed ones: the median planning (ms, to 0.1),
-    how many plans it is of, and the data manifests Iceberg scanned; an error instead of a time
-    when a plan failed. When the warm-ups and `plans` more plans as slow as the last warm-up
-    would pass `budget_s`, that warm-up is the one plan measured (`measured_cold`)."""
-    warm = [measure(spark, sql, execute=False) for _ in range(warmups)]
-    slow = (warm[-1].planning_ms or 0.0) if warm else 0.0
-    cold = budget_s is not None and bool(warm) and slow * (warmups + plans) / 1000 > budget_s
-    runs = warm[-1:] if cold else [measure(spark, sql, execute=False) for _ in range(plans)]
-    failed = next((m for m in (*warm, *runs) if m.status != "ok"), None)
-    if failed is not None:
-        return NOT_MEASURED | {"measure_error": failed.error}
+def table_sql(spark: SparkSession, source: Source, snapshot_id: int | None = None) -> str:
+    """How Spark SQL names the table at `snapshot_id` (None: its current snapshot): its catalog
+    name with `VERSION AS OF`, or a view on its metadata file read at that snapshot."""
+    if source.name:
+        return source.name + (f" VERSION AS OF {snapshot_id}" if snapshot_id is not None else "")
+    reader = spark.read.format("iceberg")
+    if snapshot_id is not None:
+        reader = reader.option("snapshot-id", str(snapshot_id))
+    view = f"{VIEW}_{abs(snapshot_id)}" if snapshot_id is not None else VIEW
+    reader.load(source.location).createOrReplaceTempView(view)
+    return view
+
+
+def median_range(plans: Sequence[float], level: float = LEVEL) -> tuple[float, float]:
+    """A distribution-free interval of the median of `plans`: the order statistics whose binomial
+    coverage is at least `level`, or the smallest and largest plan when there are too few."""
+    ordered = sorted(plans)
+    n = len(ordered)
+    for k in range((n - 1) // 2, -1, -1):
+        # P(X_(k+1) <= median <= X_(n-k)) = 1 - 2 P(Binomial(n, 1/2) <= k)
+        if 1 - 2 * stats.binom.cdf(k, n, 0.5) >= level:
+            return ordered[k], ordered[n - 1 - k]
+    return ordered[0], ordered[-1]
+
+
+@dataclass
+class State:
+    """One table state to plan: how SQL names it (at its snapshot) and its windows (updated in place)."""
+
+    label: str
+    table: str
+    snapshot_id: int | None
+    column: str
+    type_name: str
+    windows: list[dict[str, Any]]
+
+    def sql(self, w: dict[str, Any]) -> str:
+        return window_query(self.table, self.column, self.type_name, w)
+
+
+def state_of(
+    spark: SparkSession, label: str, source: Source, meta: Metadata, windows: list[dict[str, Any]]
+) -> State | None:
+    """The state to plan, or None when there is nothing to plan (each window then says why)."""
+    found = time_field(meta)
+    if found is None or not windows:
+        for w in windows:
+            w.update(NOT_MEASURED)
+        return None
+    column = found[1].source
+    if column is None:
+        for w in windows:
+            w.update(NOT_MEASURED | {"measure_error": "the time field's source column was dropped"})
+        return None
+    table = table_sql(spark, source, meta.current_snapshot_id)
+    type_name = spark.sql(f"SELECT {_quoted(column)} FROM {table}").schema[0].dataType.typeName()
+    return State(label, table, meta.current_snapshot_id, column, type_name, windows)
+
+
+def _summary(plans: list[float], cold: bool, scanned: int | None, snapshot_id: int | None) -> dict[str, Any]:
+    low, high = median_range(plans)
     return {
-        "measured_ms": round(statistics.median(m.planning_ms or 0.0 for m in runs), 1),
-        "measured_plans": len(runs),
+        "measured_ms": round(statistics.median(plans), 1),
+        "measured_plans": len(plans),
+        "measured_range_ms": [round(low, 1), round(high, 1)],
+        "plans_ms": [round(p, 1) for p in plans],
         "measured_cold": cold,
-        "manifests_scanned": runs[-1].scan.get("manifests_scanned"),
+        "manifests_scanned": scanned,
+        "measured_snapshot_id": snapshot_id,
     }
+
+
+def measure_states(
+    spark: SparkSession,
+    states: Sequence[State],
+    plans: int,
+    budget_s: float | None = None,
+    warmups: int = WARMUPS,
+    enough: Callable[[], bool] | None = None,
+) -> None:
+    """Plan every window of every state in interleaved rounds and add to each window its median
+    plan (measured_ms), its plans and their interval, the manifests Iceberg scanned, and the
+    snapshot planned (in place).
+
+    Args:
+        plans: timed rounds at least (0: nothing is planned).
+        budget_s: seconds all of it may take (None: no limit). The first warm-up round gives each
+            window's cost; a window whose plans would pass what is left of the budget is measured
+            by that one cold plan (`measured_cold`); once the budget is spent, the windows left are
+            not planned (`measure_skipped` says why). The first window is always planned once.
+        warmups: untimed rounds before the timed ones.
+        enough: asked after the minimum rounds and each one after; False asks for one more round,
+            up to MAX_FACTOR x `plans` (None: exactly `plans` rounds).
+    """
+    cells = [(s, w) for s in states for w in s.windows]
+    if plans <= 0 or not cells:
+        for _, w in cells:
+            w.update(NOT_MEASURED)
+        return
+    t0 = time.perf_counter()
+
+    def left() -> float | None:
+        return None if budget_s is None else budget_s - (time.perf_counter() - t0)
+
+    cost: dict[int, float] = {}
+    cold: dict[int, Any] = {}
+    r = 0
+    while r < max(warmups, 1) or _warming(t0, r, budget_s, cost):
+        for i, (s, w) in enumerate(cells):
+            if i in cold:
+                continue
+            remaining = left()
+            if r == 0 and remaining is not None and remaining <= 0 and i > 0:
+                spent = f"the measuring budget ({budget_s:g} s) was spent"
+                w.update(NOT_MEASURED | {"measure_skipped": spent})
+                cold[i] = None
+                continue
+            m = measure(spark, s.sql(w), execute=False)
+            if m.status != "ok":
+                w.update(NOT_MEASURED | {"measure_error": m.error})
+                cold[i] = None
+                continue
+            cost[i] = (m.planning_ms or 0.0) / 1000
+            remaining = left()
+            if r == 0 and remaining is not None and cost[i] * (warmups - 1 + plans) > remaining:
+                # Its plans would pass the budget: this plan is its one measurement.
+                cold[i] = m
+                scanned_now = m.scan.get("manifests_scanned")
+                w.update(_summary([m.planning_ms or 0.0], True, scanned_now, s.snapshot_id))
+        r += 1
+    timed = {i: [] for i in range(len(cells)) if i not in cold}
+    scanned: dict[int, int | None] = {}
+    for r in range(plans * MAX_FACTOR):
+        if r >= plans and (enough is None or enough()):
+            break
+        if r > 0 and left() is not None and left() < sum(cost[i] for i in timed):
+            break
+        order = list(timed) if r % 2 == 0 else _alternated(cells, timed)
+        for i in order:
+            s, w = cells[i]
+            m = measure(spark, s.sql(w), execute=False)
+            if m.status != "ok":
+                w.update(NOT_MEASURED | {"measure_error": m.error})
+                timed.pop(i)
+                continue
+            timed[i].append(m.planning_ms or 0.0)
+            scanned[i] = m.scan.get("manifests_scanned")
+            w.update(_summary(timed[i], False, scanned[i], s.snapshot_id))
+
+
+def _warming(t0: float, rounds: int, budget_s: float | None, cost: dict[int, float]) -> bool:
+    """Whether to warm up one more round: under WARMUP_S seconds of warming and MAX_WARMUPS
+    rounds, with a round's cost within a quarter of the budget left."""
+    spent = time.perf_counter() - t0
+    if rounds >= MAX_WARMUPS or spent >= WARMUP_S or not cost:
+        return False
+    return budget_s is None or spent + sum(cost.values()) <= budget_s / 4
+
+
+def _alternated(cells: Sequence[tuple[State, dict[str, Any]]], timed: dict[int, list[float]]) -> list[int]:
+    """The cells of `timed` with the states in reverse order (windows in order within each state)."""
+    labels = list(dict.fromkeys(cells[i][0].label for i in timed))[::-1]
+    return [i for label in labels for i in timed if cells[i][0].label == label]
 
 
 def measure_windows(
@@ -90,37 +248,16 @@ def measure_windows(
     plans: int,
     budget_s: float | None = None,
     warmups: int = WARMUPS,
+    enough: Callable[[], bool] | None = None,
 ) -> None:
-    """Add measured_ms, measured_plans and manifests_scanned to each window (in place); with
-    `plans` 0 nothing is planned (measured_plans 0, no time).
-
-    Args:
-        warmups: untimed plans of each window before its timed ones.
-        budget_s: seconds the measuring may take on this table (None: no limit). A window whose
-            plans would pass what is left is measured by one cold plan; once the budget is spent,
-            the windows left are not measured (`measure_skipped` says why). The first window is
-            always measured, by one plan at least. On a 10M-entry table
-            one plan takes about a minute, and the doctor should answer in two.
-    """
-    found = time_field(meta)
-    if plans <= 0 or found is None or not windows:
+    """`measure_states` on one table state, at its current snapshot."""
+    if plans <= 0:
         for w in windows:
             w.update(NOT_MEASURED)
         return
-    column = found[1].source
-    if column is None:
-        for w in windows:
-            w.update(NOT_MEASURED | {"measure_error": "the time field's source column was dropped"})
-        return
-    table = table_sql(spark, source)
-    type_name = spark.sql(f"SELECT {_quoted(column)} FROM {table}").schema[0].dataType.typeName()
-    t0 = time.perf_counter()
-    for i, w in enumerate(windows):
-        left = None if budget_s is None else budget_s - (time.perf_counter() - t0)
-        if left is not None and left <= 0 and i > 0:  # the first window always gets a plan
-            w.update(NOT_MEASURED | {"measure_skipped": f"the measuring budget ({budget_s:g} s) was spent"})
-            continue
-        w.update(planned(spark, window_query(table, column, type_name, w), plans, left, warmups))
+    state = state_of(spark, "now", source, meta, windows)
+    if state is not None:
+        measure_states(spark, [state], plans, budget_s, warmups, enough)
 
 
 def reset_heap_peak(spark: SparkSession) -> None:

@@ -105,13 +105,20 @@ class Simulated:
         }
 
 
-def simulate(meta: Metadata, target: int, cluster: list[str] | None = None) -> Simulated:
-    """The manifests `rewrite_manifests` with this target (and `sortBy(cluster)`) would leave."""
+def simulate(
+    meta: Metadata, target: int, cluster: list[str] | None = None, written: Sizes | None = None
+) -> Simulated:
+    """The manifests `rewrite_manifests` with this target (and `sortBy(cluster)`) would leave.
+
+    Args:
+        written: the bytes of the manifests the rewrite writes (`manifest_bytes.written_sizes`);
+            None: the line of the table's own manifests (`sizes`).
+    """
     spec = meta.specs[meta.default_spec_id]
     mans = meta.manifests
     mine = (mans.content == DATA) & (mans.spec_id == spec.spec_id)
     chosen = mans[mine]
-    model = sizes(chosen) if len(chosen) else Sizes(ONE_ENTRY_MANIFEST, 1.0)
+    model = written or (sizes(chosen) if len(chosen) else Sizes(ONE_ENTRY_MANIFEST, 1.0))
     tasks = max(1, math.ceil(int(chosen.length.sum()) / target)) if len(chosen) else 0
     if len(chosen) == 0 or (tasks == 1 and len(chosen) == 1):
         return Simulated(target, tasks, model, mans, chosen, changes=False)

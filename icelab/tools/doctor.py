@@ -31,6 +31,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -88,14 +89,20 @@ def parser() -> argparse.ArgumentParser:
         "--measure-plans",
         type=int,
         metavar="N",
-        help="per window, time N plans of its count query on the table after one warm-up, and report "
-        "the median beside the prediction (default 3; 0 measures nothing)",
+        help="per window, time at least N plans of its count query on the table after warm-up rounds, "
+        "more while the verdict is undecided; the advice rests on their median (default 5; 0 measures "
+        "nothing, and the calibration's absolute figures stand in, marked so)",
     )
     p.add_argument(
         "--measure-budget",
         metavar="SECONDS",
         help="seconds those plans may take per table state (default 60; 'none': no limit): a window "
         "whose plans would pass it is measured by one cold plan, and the windows after it are not",
+    )
+    p.add_argument(
+        "--json",
+        metavar="PATH",
+        help="write the report as JSON to PATH too ('-': to standard output, instead of the text report)",
     )
     p.add_argument("--apply", action="store_true", help="run the advised statements, then check again")
     p.add_argument("--copy", action="store_true", help="apply on a copy registered from the current metadata")
@@ -161,6 +168,7 @@ def compose(args: argparse.Namespace, table: str) -> DictConfig:
         "experiment.apply": args.apply,
         "experiment.copy": args.copy,
         "experiment.measure_plans": args.measure_plans,
+        "experiment.json": args.json,
     }
     if args.window:
         values["experiment.windows"] = args.window
@@ -243,6 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = cli.parse_args(argv)
     if not args.table and not args.namespace:
         cli.error("give a table, or --namespace")
+    if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
+        print(f"icelab: error: --json {args.json}: no such directory to write it in", file=sys.stderr)
+        return EXIT_BAD_INPUT
     from pyspark.sql import SparkSession
 
     ours = SparkSession.getActiveSession() is None
@@ -258,7 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ours and active is not None:  # a session this command started (not a caller's)
             active.stop()
     if len(rows) > 1:
-        print(summary(rows))
+        # With --json -, standard output is the reports' JSON alone.
+        print(summary(rows), file=sys.stderr if args.json == "-" else sys.stdout)
     return max(r.exit_code for r in rows)
 
 

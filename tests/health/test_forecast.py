@@ -18,6 +18,7 @@ from icelab.analysis.planning_model import fit_all
 from icelab.analysis.planning_runs import load, locate
 from icelab.core.config import manifest_health_rules
 from icelab.health.advice import advise
+from icelab.health.anchor import CALIBRATION
 from icelab.health.check import Policy, examine
 from icelab.health.diagnosis import render_advice
 from icelab.health.entry_counts import SUMS
@@ -107,9 +108,11 @@ def test_each_window_now_is_predicted_as_costmodel_predicts_the_table_as_ingeste
     assert [w["window"] for w in health.windows] == list(WINDOWS)
     for w, p in zip(health.windows, advice.predictions, strict=True):
         assert (w["manifests"], w["entries_read"], w["largest_manifest_entries"]) == (MANIFESTS, files, 120)
-        assert p["now_ms"] == pytest.approx(expected.loc[w["window"], "predicted_ms"], abs=0.05)
-        low, high = p["now_range_ms"]
-        assert low < p["now_ms"] < high
+        # Nothing measured: the calibration's absolute figure stands in, marked as predicted.
+        assert p["now_measured_ms"] is None
+        assert p["now_predicted_ms"] == pytest.approx(expected.loc[w["window"], "predicted_ms"], abs=0.05)
+        low, high = p["now_predicted_range_ms"]
+        assert low < p["now_predicted_ms"] < high
     assert "metadata_scale/" in advice.model and "fitted on run" in advice.model
 
 
@@ -132,9 +135,11 @@ def test_after_the_rewrite_a_window_is_predicted_from_the_manifests_it_would_rea
             ]
         )[0]
         assert by[window]["after_manifests"] == kept
-        assert by[window]["after_ms"] == expected["ms"], window
+        assert by[window]["after_predicted_ms"] == expected["ms"], window
+        assert by[window]["after_basis"] == CALIBRATION  # nothing measured
     # Fewer manifests and entries read: the narrow windows plan faster after the rewrite.
-    assert by["1d"]["after_ms"] < by["1d"]["now_ms"] and by["7d"]["after_ms"] < by["7d"]["now_ms"]
+    for w in ("1d", "7d"):
+        assert by[w]["after_predicted_ms"] < by[w]["now_predicted_ms"]
 
 
 def test_a_newest_run_that_cannot_be_fitted_gives_way_to_an_older_one(tmp_path):

@@ -13,11 +13,11 @@ import pytest
 from icelab.core.config import Threshold, manifest_health_rules
 from icelab.core.errors import UserError
 from icelab.experiments import manifest_health
-from icelab.health.advice import _pow2, size_text
 from icelab.health.check import inclusion, parse_duration, utc_text
 from icelab.health.policy import judge
 from icelab.health.source import resolve
 from icelab.health.spec import Field, Spec
+from icelab.health.target import binary_text
 
 DAY = Field("ts_day", "day", "date", "ts")
 HOUR = Field("ts_hour", "hour", "int", "ts")
@@ -86,8 +86,8 @@ def test_durations_targets_and_timestamps():
     assert parse_duration("7d") == 7 * 86_400_000_000 and parse_duration("0s") == 0
     with pytest.raises(ValueError, match="bad duration"):
         parse_duration("7 weeks")
-    assert _pow2(3 * 1024) == 4096 and _pow2(8192) == 8192 and _pow2(213 * 1024) == 256 * 1024
-    assert size_text(256 * 1024) == "256KB"
+    assert binary_text(65_536) == "64 KiB (65,536 bytes)" and binary_text(1536) == "1.5 KiB (1,536 bytes)"
+    assert binary_text(8 * 1024**2) == "8 MiB (8,388,608 bytes)" and binary_text(100) == "100 bytes"
     assert utc_text(0) == "1970-01-01 00:00:00.000000+00:00"
 
 

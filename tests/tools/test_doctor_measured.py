@@ -52,12 +52,16 @@ def test_each_window_plan_scans_the_manifests_the_window_keeps(ctx, staggered, r
         assert {w["window"]: w["manifests"] for w in state["windows"]} == kept
         for w in state["windows"]:
             assert w["manifests_scanned"] == w["manifests"], w
-            assert w["measured_plans"] == 3 and w["measured_ms"] > 0, w
-            line = rf"{w['window']}: \d+ ms measured \({w['manifests']} manifests?\), predicted"
-            assert re.search(line, out), (line, out)
+            # At least the five plans asked for, more while the verdict was undecided (at most 15).
+            assert 5 <= w["measured_plans"] <= 15 and w["measured_ms"] > 0, w
+            low, high = w["measured_range_ms"]
+            assert low <= w["measured_ms"] <= high
+            assert w["measured_snapshot_id"] == state["snapshots"]["current"]
+            line = rf"{w['window']}: \d+ ms measured \[\d+-\d+\] \(\d+ plans; {w['manifests']} manifests?\)$"
+            assert re.search(line, out, re.M), (line, out)
         assert "planning now, measured on the table" in out
         run = report["doctor"]
-        assert run["measure_plans"] == 3 and run["measure_warmups"] == 1 and run["seconds"] > 0
+        assert run["measure_plans"] == 5 and run["measure_warmups"] == 2 and run["seconds"] > 0
         assert 0 < run["driver_heap_peak_bytes"] <= run["driver_heap_max_bytes"]
         assert re.search(r"doctor: [\d.]+ s; driver heap peak at most [\d.]+ [kMG]B", out)
     # Measuring plans only: nothing was written to the table.
@@ -88,7 +92,7 @@ def test_after_apply_on_a_copy_the_rewritten_state_is_measured_too(ctx, staggere
     after = report["states"][1]
     assert after["state"] == "after_apply (copy)" and after["manifests"] < len(INSERTS)
     for w in after["windows"]:
-        assert w["manifests_scanned"] == w["manifests"] and w["measured_plans"] == 3, w
+        assert w["manifests_scanned"] == w["manifests"] and w["measured_plans"] == 5, w
     assert "planning after, measured on the table" in out
     assert snapshot_id(ctx.spark, TABLE) == before  # the copy was rewritten, not the table
 
@@ -111,7 +115,7 @@ def test_a_spent_budget_leaves_one_cold_plan_then_none(staggered, results, capsy
     _, report, _, out = doctor(capsys, results, table, *WINDOWS, "--measure-budget", "none", measure=True)
     assert report["doctor"]["measure_budget_s"] is None
     windows = report["states"][0]["windows"]
-    assert [(w["measured_plans"], w["measured_cold"]) for w in windows] == [(3, False)] * len(KEPT)
+    assert all(w["measured_plans"] >= 5 and not w["measured_cold"] for w in windows), windows
 
 
 @pytest.mark.parametrize("budget", ["0", "-5", "soon"])

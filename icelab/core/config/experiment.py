@@ -133,13 +133,19 @@ class DoctorConfig(_Strict):
     apply: bool = False
     copy_table: bool = Field(default=False, alias="copy", description="apply on a registered copy")
     measure_plans: int = Field(
-        default=3, ge=0, description="timed plans of each window's count query on the table (0: none)"
+        default=5,
+        ge=0,
+        description="timed plans of each window's count query on the table at least, more while the "
+        "verdict is undecided (0: none)",
     )
     measure_budget_s: float | None = Field(
         default=60.0,
         gt=0,
         description="seconds the measured plans may take per table state; a window whose plans would "
         "pass it is measured by one cold plan, and none after it is measured (null: no limit)",
+    )
+    json_out: str | None = Field(
+        default=None, alias="json", description="write report.json here too ('-': standard output)"
     )
 
     @model_validator(mode="after")
@@ -179,8 +185,10 @@ class CatalogueConfig(_Strict):
         description="timed plans of each window's count query on each shape as written, beside the "
         "prediction (0: none)",
     )
-    measure_warmups: int = Field(
-        default=1, ge=0, description="untimed plans of each window before its timed ones"
+    measure_warmups: int = Field(default=2, ge=0, description="untimed rounds of plans before the timed ones")
+    force_rewrite: bool = Field(
+        default=False,
+        description="rewrite every shape's copy to the layout meant, advised or not (the decision check)",
     )
     sitting: SittingLabel = None
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from icelab.analysis import doctor_reports, shape_catalogue
 from icelab.core.runs import Run, find_runs
+from icelab.health.anchor import RATIO_ERROR
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import provenance, reference_run
 
@@ -66,8 +67,30 @@ def catalogue(results: Path) -> str:
     )
 
 
+def judged(results: Path) -> str:
+    """The newest doctor_catalogue reference run: per window of each rewrite applied on a copy, the
+    after the doctor predicted beside the plans measured before and after, interleaved."""
+    run = reference_run(results, "doctor_catalogue")
+    rows = shape_catalogue.judged(run)
+    if not rows:
+        raise LookupError(f"doctor_catalogue run {run.run_id} applied no rewrite with measured plans")
+    quantile, count = shape_catalogue.ratio_error(run)
+    errors = [r["after_error"] for r in rows if r["after_error"] is not None]
+    return render(
+        "doctor/judged.md.j2",
+        rows=rows,
+        provenance=provenance(run),
+        quantile=quantile,
+        count=count,
+        used=RATIO_ERROR,
+        within=sum(abs(e) <= 0.25 for e in errors),
+        judged=len(errors),
+    )
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "doctor-vs-health": against_health,
     "doctor-readers": readers,
     "doctor-catalogue": catalogue,
+    "doctor-judged": judged,
 }
