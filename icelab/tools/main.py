@@ -21,6 +21,7 @@ VERBS: dict[str, str] = {
     "schema-check": "is each schema change safe, rejected or a hazard",
     "doctor": "manifest health and rewrite advice on any Iceberg table",
     "costmodel": "planning cost model: a table's planning per manifest layout (calibrate: fit one)",
+    "decision-check": "score the doctor's pre-registered decision check on its stored run",
     "docs": "rewrite the figure blocks of README.md and docs/ from results",
 }
 
@@ -52,6 +53,8 @@ def run(verb: str, argv: list[str]) -> int | None:
             from icelab.tools.doctor import main
         case "costmodel":
             from icelab.tools.costmodel import main
+        case "decision-check":
+            from icelab.tools.decision_check import main
         case "docs":
             from icelab.tools.docs import main
         case _:

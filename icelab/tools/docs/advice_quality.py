@@ -16,6 +16,7 @@ from typing import Any
 from icelab.analysis import blind_check as criterion
 from icelab.analysis.calibration import SHIPPED, Where
 from icelab.tools import blind_check
+from icelab.tools.docs import decision_check_page
 from icelab.tools.docs.blind_check_page import score_of
 from icelab.tools.docs.markdown import render
 
@@ -55,6 +56,7 @@ def checks(results: Path) -> str:
     return render(
         "advice_quality/checks.md.j2",
         rows=[row(results, n) for n in sorted(blind_check.REGISTRATIONS)],
+        decision=decision_check_page.scored(results),
         within=criterion.WITHIN,
         share_within=criterion.SHARE_WITHIN,
         never_beyond=criterion.NEVER_BEYOND,

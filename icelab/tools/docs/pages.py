@@ -15,6 +15,7 @@ from icelab.tools.docs import (
     budget,
     canonical,
     dataset,
+    decision_check_page,
     doctor,
     effects,
     maintenance,
@@ -44,6 +45,7 @@ PAGES = (
     reliability_page,
     blind_check_page,
     advice_quality,
+    decision_check_page,
 )
 
 
