@@ -22,6 +22,7 @@ from icelab.charts.health import write_charts
 from icelab.core import run_state
 from icelab.core.config import DoctorConfig, doctor_config, parse_size
 from icelab.core.provenance import REPO
+from icelab.health import journal
 from icelab.health.check import Policy, parse_duration
 from icelab.health.diagnosis import Diagnosis, diagnose, render, save
 from icelab.health.forecast import doctor_model
@@ -77,6 +78,7 @@ def run(cfg: DictConfig) -> Outcome:
         target=parse_size(dcfg.target) if dcfg.target else None,
         apply=dcfg.apply or dcfg.copy_table,
         copy_to=copy_to,
+        journal_dir=results / journal.DIRECTORY,
         measure_plans=dcfg.measure_plans,
         measure_budget_s=dcfg.measure_budget_s,
     )

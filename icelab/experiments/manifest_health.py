@@ -66,7 +66,7 @@ LABELS = {
     "bounds": "manifests planning opens",
     "manifest": "per manifest",
     "span": "span (share of days)",
-    "manifest_kb": "size KB",
+    "manifest_kb": "size KiB",
     "manifest_entries": "entries",
 }
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 
+from icelab.core import failpoints
 from icelab.core.units import plural, size
+from icelab.health import journal
 from icelab.health.check import Health, time_field, utc_text
 from icelab.health.deletes import delete_advice
 from icelab.health.forecast import NO_FIT_LINE, PlanningModel
@@ -380,15 +383,30 @@ def _notes(
     return notes
 
 
-def run_statements(spark: SparkSession, statements: list[Statement]) -> list[dict[str, Any]]:
+def run_statements(
+    spark: SparkSession,
+    statements: list[Statement],
+    journal_dir: Path | None = None,
+    table: str = "",
+    properties: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
     """Run the statements `--apply` runs, in order; what ran and how long each took. When one
     fails, the `restore_target` statements still to come run before the error goes up, so the
-    table keeps its own manifest target."""
+    table keeps its own manifest target. With `journal_dir`, the target as the table's
+    `properties` hold it is written to a journal of `table` (`journal.identity`) first, fsynced,
+    and the journal goes once the restoring statements have run: a process killed in between
+    leaves it for the next doctor run to finish."""
     ran = []
     pending = [st for st in statements if st.applies]
+    path = None
+    if journal_dir is not None and any(st.action == "restore_target" for st in pending):
+        restore = {TARGET_PROPERTY: (properties or {}).get(TARGET_PROPERTY)}
+        path = journal.begin(journal_dir, table, restore, [st.text for st in pending])
     try:
         while pending:
             st = pending[0]
+            failpoints.point("doctor.apply")
+            failpoints.oom("doctor.statement", spark)  # a statement that fails (the tests')
             t0 = time.perf_counter()
             _run(spark, st)
             pending.pop(0)
@@ -397,8 +415,25 @@ def run_statements(spark: SparkSession, statements: list[Statement]) -> list[dic
         for st in pending[1:]:
             if st.action == "restore_target":
                 _run(spark, st)
+        if path is not None:
+            journal.finish(path)
         raise
+    if path is not None:
+        journal.finish(path)
     return ran
+
+
+def put_back(spark: SparkSession, name: str) -> Any:
+    """A callable setting a property of table `name` to a value, or unsetting it for None
+    (`journal.recover`)."""
+
+    def run(prop: str, value: str | None) -> None:
+        if value is None:
+            spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES IF EXISTS ('{prop}')").collect()
+        else:
+            spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('{prop}'='{value}')").collect()
+
+    return run
 
 
 def _run(spark: SparkSession, st: Statement) -> None:

@@ -25,7 +25,7 @@ import pandas as pd
 from icelab.bench.manifest_stats import health_stats, statistics
 from icelab.core.config import Threshold, window_length
 from icelab.health.forecast import PlanningModel, window_reads
-from icelab.health.orphans import name_of, orphaned
+from icelab.health.orphans import name_of, orphaned, shared_location
 from icelab.health.policy import Judged, judge
 from icelab.health.reader import DATA, Metadata
 from icelab.health.spec import Field, Spec
@@ -151,6 +151,8 @@ class Health(Judged):
     orphans: dict[str, Any] = field(default_factory=dict)
     # The plan of a window holding no data, measured on the table (`anchor.fixed_window`).
     fixed: dict[str, Any] = field(default_factory=dict)
+    # Partitions no time window opens (a null time value), left out of the statistics.
+    unwindowed: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def data_manifests(self) -> pd.DataFrame:
@@ -159,6 +161,12 @@ class Health(Judged):
     @property
     def live_partitions(self) -> pd.DataFrame:
         return self.partitions[self.partitions.files > 0]
+
+    @property
+    def judged_partitions(self) -> pd.DataFrame:
+        """The live partitions the statistics judge: all but those no time window opens."""
+        live = self.live_partitions
+        return live[~live.label.isin({u["partition"] for u in self.unwindowed})]
 
     @property
     def expiry_advised(self) -> bool:
@@ -185,6 +193,7 @@ class Health(Judged):
             "metadata": self.metadata,
             "windows": self.windows,
             "fixed_plan": self.fixed,
+            "unwindowed": self.unwindowed,
             "orphans": self.orphans,
         }
 
@@ -387,6 +396,7 @@ def examine(
     policy: Policy,
     model: PlanningModel | None = None,
     now: int | None = None,
+    copy: bool = False,
 ) -> Health:
     """Counts, statistics, verdict and pressure for one table state, and each window's planning
     as `model` predicts it (none without a model)."""
@@ -398,7 +408,10 @@ def examine(
     data = mans[mans.content == DATA]
     mans["span"] = mans.span_partitions / max(len(live), 1)
     span = mans.span[mans.content == DATA]
-    stats = health_stats(live.exact, live.bounds, span, data.length, data.entries)
+    # A partition whose time value is null opens for no window: it does not decide the verdict.
+    timeless = _timeless(meta, live)
+    judged = live[~timeless]
+    stats = health_stats(judged.exact, judged.bounds, span, data.length, data.entries)
     verdict, reasons = judge(stats, policy.rules)
     windows = [w for w in (window_kept(meta, mans, parts, name) for name in policy.windows) if w is not None]
     if model is not None:
@@ -424,12 +437,36 @@ def examine(
         snapshots=_snapshots(meta, policy, now),
         metadata=metadata,
         windows=windows,
-        orphans=orphaned(
-            meta.listing,
-            {name_of(p) for p in meta.snapshots.manifest_list if p},
-            meta.all_manifests,
-            now // 1000,
-        ),
+        orphans=_orphans(meta, now, copy),
+        unwindowed=[
+            {"partition": r.label, "files": int(r.files), "exact": int(r.exact), "bounds": int(r.bounds)}
+            for r in live[timeless].itertuples()
+        ],
+    )
+
+
+def _timeless(meta: Metadata, live: pd.DataFrame) -> pd.Series:
+    """Which live partitions of the default spec hold a null time value: no time window opens them."""
+    found = time_field(meta)
+    if found is None or not len(live):
+        return pd.Series(False, index=live.index)
+    spec, tfield = found
+    index = spec.fields.index(tfield)
+    return (live.spec_id == spec.spec_id) & live.key.map(lambda k: k[index] is None)
+
+
+def _orphans(meta: Metadata, now: int, copy: bool) -> dict[str, Any]:
+    """The orphaned metadata under the table's metadata directory, or why it is not counted."""
+    shared = shared_location(
+        meta.location, meta.metadata_file, meta.properties.get("write.metadata.path"), copy
+    )
+    if shared is not None:
+        return {"files": 0, "shared": shared}
+    return orphaned(
+        meta.listing,
+        {name_of(p) for p in meta.snapshots.manifest_list if p},
+        meta.all_manifests,
+        now // 1000,
     )
 
 

@@ -21,7 +21,8 @@ from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
 from icelab.core.units import plural, size
-from icelab.health.advice import Advice, advise, register_copy, run_statements
+from icelab.health import journal
+from icelab.health.advice import Advice, advise, put_back, register_copy, run_statements
 from icelab.health.anchor import MEASURED, MIN_PLANS, fixed_window
 from icelab.health.check import Health, Policy, examine, manifests_frame, partitions_frame
 from icelab.health.deletes import kinds_text
@@ -268,7 +269,7 @@ def visit(
     it (after `measure_warmups` untimed rounds, within `measure_budget_s` seconds), more while the
     verdict is undecided (`gain.decided`); the advice rests on those plans."""
     meta = read(spark, source, jtable, policy.small_file_bytes, jar_name)
-    health = examine(meta, state, source.describe(), policy, model)
+    health = examine(meta, state, source.describe(), policy, model, copy=source.copy)
     written = written_sizes(spark, jtable, meta.format_version)
     found = Visit(source, meta, health, advise(health, meta, source, model, target, written), written)
     fixed = fixed_window(health.windows)
@@ -299,6 +300,7 @@ def diagnose(
     apply: bool = False,
     copy_to: str | None = None,
     force_rewrite: bool = False,
+    journal_dir: Path | None = None,
     measure_plans: int = 0,
     measure_budget_s: float | None = None,
     measure_warmups: int = WARMUPS,
@@ -311,6 +313,8 @@ def diagnose(
             its metadata file gets a Hadoop catalog on this directory); None applies in place.
         force_rewrite: with `apply` on a copy, rewrite it to the layout meant even when the advice
             is not to (the decision check measures what a rewrite the doctor declined would do).
+        journal_dir: where `--apply` journals what it changes (`journal`); an unfinished journal
+            of the table found there is finished first. None: no journal.
         measure_plans: timed plans of each window's count query on each state (0: none).
         measure_budget_s: seconds that measuring may take on each state (None: no limit;
             `measured.measure_windows`).
@@ -328,6 +332,8 @@ def diagnose(
             f"'{source.given}' is read by its metadata file, so nothing can be committed to it: "
             "give --copy, or name the table through its catalog"
         )
+    if journal_dir is not None and source.name:
+        journal.recover(journal_dir, _identity(source), put_back(spark, source.name))
     jtable = load(spark, source)
     load_seconds = time.perf_counter() - t0
     first = visit(
@@ -353,7 +359,7 @@ def diagnose(
     )
     force_rewrite = force_rewrite and copy_to is not None and bool(first.advice.proposed)
     if apply and (first.advice.actions or force_rewrite):
-        _apply(spark, engine, source, jtable, policy, target, copy_to, diagnosis, force_rewrite)
+        _apply(spark, engine, source, jtable, policy, target, copy_to, diagnosis, force_rewrite, journal_dir)
     diagnosis.seconds = time.perf_counter() - t0
     diagnosis.heap = driver_heap(spark)
     return diagnosis
@@ -369,6 +375,7 @@ def _apply(
     copy_to: str | None,
     diagnosis: Diagnosis,
     force_rewrite: bool = False,
+    journal_dir: Path | None = None,
 ) -> None:
     """Run the first state's advice (on a registered copy with `copy_to`; with `force_rewrite`,
     the rewrite to the layout meant too), then judge again."""
@@ -379,6 +386,9 @@ def _apply(
         if where.kind == "hadoop" and where.catalog and where.ident and "." in where.ident:
             spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {where.catalog}.{where.ident.rsplit('.', 1)[0]}")
         register_copy(spark, source, first.meta, where)
+        if journal_dir is not None:
+            # A copy of the same name an earlier killed --copy left: registered afresh, its journal goes.
+            journal.finish(journal_dir / journal.key(_identity(where)))
         jwhere, copy = load(spark, where), True
         diagnosis.copy = where.name
     plan = advise(first.health, first.meta, where, model, target, first.written) if copy else first.advice
@@ -386,12 +396,18 @@ def _apply(
     statements = plan.statements
     if force_rewrite and "rewrite_manifests" not in first.advice.actions:
         statements = [*plan.proposed, *statements]
-    diagnosis.applied = run_statements(spark, statements)
+    props = first.meta.properties
+    diagnosis.applied = run_statements(spark, statements, journal_dir, _identity(where), props)
     state = "after_apply (copy)" if copy else "after_apply"
     after = visit(spark, where, jwhere, state, policy, model, target, 0, None, engine.iceberg_jar)
     diagnosis.visits.append(after)
     _measure_both(spark, diagnosis, source, after, where)
     after.readvise(model, target)
+
+
+def _identity(source: Source) -> str:
+    """What a journal knows the table by (`journal.identity`)."""
+    return journal.identity(source.location, source.kind, source.uri, source.ident)
 
 
 def _measure_both(
@@ -459,7 +475,7 @@ STAT_LABELS = {
     "bounds": "manifests planning opens",
     "manifest": "per data manifest",
     "span": "span (share of partitions)",
-    "manifest_kb": "size KB",
+    "manifest_kb": "size KiB",
     "manifest_entries": "entries",
 }
 
@@ -485,6 +501,7 @@ def render_visit(v: Visit) -> list[str]:
         f"{snaps['expirable']} expirable keeping the newest {snaps['retain_last']})",
         f"  metadata       metadata.json {_mb(md['metadata_json_bytes'])}, {md['metadata_files_in_log']} in "
         f"its log; manifest list {_mb(md['manifest_list_bytes'])}",
+        *_unwindowed(h),
         *stat_rows(h.stats, STAT_LABELS, indent=4, width=30),
         f"  -> {v.advice.verdict.upper()}" + (" + EXPIRY ADVISED" if h.expiry_advised else ""),
         f"  why: {v.advice.why}",
@@ -494,6 +511,16 @@ def render_visit(v: Visit) -> list[str]:
     if shown:
         lines.insert(2, "  properties     " + ", ".join(f"{k}={val}" for k, val in shown.items()))
     return lines
+
+
+def _unwindowed(h: Health) -> list[str]:
+    """One line per partition no time window opens, with what it costs; none when there is none."""
+    return [
+        f"  no window      {u['partition']}: {plural(u['files'], 'data file')} in "
+        f"{plural(u['exact'], 'manifest')}, {plural(u['bounds'], 'manifest')} planned for it (a null time "
+        "value: no time window opens it; left out of the statistics below)"
+        for u in h.unwindowed
+    ]
 
 
 def _estimate(ms: float, range_ms: Sequence[float], extrapolated: bool) -> str:

@@ -55,7 +55,7 @@ def already_fine(h: Health, meta: Metadata) -> str | None:
         )
     if len(data) <= 1:
         return f"{len(data)} data manifest: nothing to cluster"
-    live = h.live_partitions
+    live = h.judged_partitions
     if len(live) and int(live.bounds.max()) <= 1:
         return "aligned: no partition is planned from more than one manifest"
     return None

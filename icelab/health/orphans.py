@@ -54,8 +54,38 @@ def orphaned(
     }
 
 
+def _dir(uri: str) -> str:
+    """A directory URI in one form: no scheme's `file:` spelling differences, no trailing slash."""
+    text = str(uri).rstrip("/")
+    for prefix in ("file:///", "file:/"):
+        if text.startswith(prefix):
+            return "/" + text[len(prefix) :].lstrip("/")
+    return text
+
+
+def shared_location(
+    location: str, metadata_file: str | None, metadata_path: str | None, copy: bool
+) -> str | None:
+    """Why this table's metadata directory may hold another table's files (None when it does not):
+    a copy the doctor registered, or a table whose current metadata file lies outside its
+    location's metadata directory (`register_table` keeps the original's location). There an
+    orphan listing would name the original's live files, and remove_orphan_files delete them."""
+    if copy:
+        return "a copy registered from another table's metadata: it shares that table's location"
+    if metadata_file and not metadata_path:
+        expected = _dir(f"{location}/metadata")
+        if _dir(metadata_file.rsplit("/", 1)[0]) != expected:
+            return (
+                f"its metadata file is outside {location}/metadata: a registered copy shares another "
+                "table's location"
+            )
+    return None
+
+
 def orphans_text(found: dict[str, Any]) -> str:
     """`none ...`, or `6 manifests (45.1 kB), 6 manifest lists (27.5 kB) ... no snapshot references`."""
+    if found.get("shared"):
+        return f"not counted: {found['shared']}"
     if not found.get("files"):
         return "none (every manifest and manifest list under metadata/ is referenced)"
     mans, lists = size(found["manifest_bytes"], "kB"), size(found["manifest_list_bytes"], "kB")
@@ -66,7 +96,14 @@ def orphans_text(found: dict[str, Any]) -> str:
 
 
 def orphan_advice(found: dict[str, Any], catalog: str, ident: str) -> list[Finding]:
-    """The note and the `remove_orphan_files` call for orphaned metadata; none without orphans."""
+    """The note and the `remove_orphan_files` call for orphaned metadata; none without orphans,
+    and only a note (no call) where the location is shared with another table."""
+    if found.get("shared"):
+        note = (
+            f"orphans not advised: {found['shared']}; remove_orphan_files on it would list, and delete, "
+            "files the other table still uses"
+        )
+        return [Finding(note, None, None, "")]
     if not found.get("files"):
         return []
     n, old = found["files"], found["older_than_default"]

@@ -23,7 +23,9 @@ def rows(ctx, tmp_path_factory) -> dict[str, dict[str, Any]]:
     policy = Policy(rules=manifest_health_rules(), windows=("1d", "7d", "30d"))
     warehouse = tmp_path_factory.mktemp("catalogue")
     model = fitted([REPO / "results"])
-    found = check_catalogue(ctx.spark, ctx.engine, warehouse, policy, model, tiny=True, measure_plans=1)
+    found = check_catalogue(
+        ctx.spark, ctx.engine, warehouse, policy, model, tiny=True, measure_plans=1, measure_warmups=0
+    )
     return {r["shape"]: r for r in found}
 
 
