@@ -49,8 +49,8 @@ CASES = [
         ["experiment=nope"],
         "unknown experiment 'nope' (choose from: canonical, costmodel_calibrate, costmodel_calibrate_store, "
         "costmodel_check, costmodel_check_2, costmodel_check_3, costmodel_check_4, costmodel_check_5, "
-        "datagen, doctor, doctor_catalogue, manifest_8mb, manifest_health, manifest_sweep, metadata_scale, "
-        "schema_evolution, smoke, snapshot_expiry, verify)",
+        "datagen, decision_check, doctor, doctor_catalogue, manifest_8mb, manifest_health, manifest_sweep, "
+        "metadata_scale, schema_evolution, smoke, snapshot_expiry, verify)",
         id="unknown-experiment",
     ),
     pytest.param(

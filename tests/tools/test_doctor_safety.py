@@ -37,15 +37,18 @@ def _daily(spark, name: str, days: int, nulls: bool) -> None:
 
 
 def test_a_null_time_partition_is_reported_apart_and_does_not_decide(ctx, warehouse, results, capsys):
-    _daily(ctx.spark, "with_nulls", 40, nulls=True)
-    _daily(ctx.spark, "without_nulls", 40, nulls=False)
-    _, plain, _, _ = doctor(capsys, results, str(warehouse / "db" / "without_nulls"))
-    code, report, _, out = doctor(capsys, results, str(warehouse / "db" / "with_nulls"))
+    # Ten daily inserts, and a rule that needs a rewrite past 8 manifests a partition (the default's
+    # 32 would need 33 inserts): the null partition alone, in all 10 manifests, would trip it.
+    _daily(ctx.spark, "with_nulls", 10, nulls=True)
+    _daily(ctx.spark, "without_nulls", 10, nulls=False)
+    rule = ("--rule", "bounds_max=4:8")
+    _, plain, _, _ = doctor(capsys, results, str(warehouse / "db" / "without_nulls"), *rule)
+    code, report, _, out = doctor(capsys, results, str(warehouse / "db" / "with_nulls"), *rule)
     state = report["states"][0]
     assert plain["verdict"] == "healthy"
-    # The null partition is in all 40 manifests: named apart, left out of the statistics.
-    assert state["unwindowed"] == [{"partition": "ts_day=null", "files": 40, "exact": 40, "bounds": 40}]
-    assert "no window      ts_day=null: 40 data files in 40 manifests" in out
+    # The null partition is in all 10 manifests: named apart, left out of the statistics.
+    assert state["unwindowed"] == [{"partition": "ts_day=null", "files": 10, "exact": 10, "bounds": 10}]
+    assert "no window      ts_day=null: 10 data files in 10 manifests" in out
     assert state["stats"]["bounds"]["max"] == 1.0
     assert code == 0 and report["verdict"] == "healthy", state["why"]
 
