@@ -64,8 +64,8 @@ def run(cfg: DictConfig) -> Outcome:
     source = resolve(dcfg.table or "", dcfg.catalog, dcfg.uri, dcfg.warehouse)  # local: before Spark
     ctx = open_context(cfg, data=False)
     results = Path(ctx.paths.results_dir)
-    # The calibration of this engine and storage (the model that passed its blind check,
-    # docs/costmodel-check-2.md), else the run `icelab costmodel` fits on.
+    # The calibration of this engine and storage, else the run `icelab costmodel` fits on; its
+    # ratios scale the plans measured on the table (icelab/health/anchor.py).
     where = Where.of(ctx.engine.name, cfg.storage.kind, cfg.storage.get("latency_ms"))
     model = doctor_model(where, [results, REPO / "results"])
     copy_to = str(results / "doctor-copies") if dcfg.copy_table else None

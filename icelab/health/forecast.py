@@ -238,9 +238,9 @@ def calibrated(where: Where, bases: Sequence[Path], mode: str = ICEBERG_DEFAULT_
 
 
 def doctor_model(where: Where, bases: Sequence[Path]) -> PlanningModel | None:
-    """The doctor's model: the calibration of its engine and storage (the model that passed its
-    blind check on local disk, docs/costmodel-check-2.md), else the fit on the newest metadata_scale
-    run, else None."""
+    """The doctor's model: the calibration of its engine and storage, else the fit on the newest
+    metadata_scale run, else None. Where the doctor measured a window, only the model's ratios are
+    used (`anchor`); how each form fared in its blind checks: docs/advice-quality.md."""
     return calibrated(where, bases) or fitted(bases)
 
 
