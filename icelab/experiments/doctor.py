@@ -78,6 +78,7 @@ def run(cfg: DictConfig) -> Outcome:
         target=parse_size(dcfg.target) if dcfg.target else None,
         apply=dcfg.apply or dcfg.copy_table,
         copy_to=copy_to,
+        force_rewrite=dcfg.force_rewrite,
         journal_dir=results / journal.DIRECTORY,
         measure_plans=dcfg.measure_plans,
         measure_budget_s=dcfg.measure_budget_s,

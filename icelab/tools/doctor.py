@@ -106,6 +106,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--apply", action="store_true", help="run the advised statements, then check again")
     p.add_argument("--copy", action="store_true", help="apply on a copy registered from the current metadata")
+    p.add_argument(
+        "--force-rewrite",
+        action="store_true",
+        help="with --copy: rewrite the copy to the layout meant even when not advised, and measure both",
+    )
     p.add_argument("--results", default=None, help="results directory (default: results)")
     p.add_argument(
         "--set",
@@ -167,6 +172,7 @@ def compose(args: argparse.Namespace, table: str) -> DictConfig:
         "experiment.rules": _rules(args.rule),
         "experiment.apply": args.apply,
         "experiment.copy": args.copy,
+        "experiment.force_rewrite": args.force_rewrite,
         "experiment.measure_plans": args.measure_plans,
         "experiment.json": args.json,
     }
@@ -251,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = cli.parse_args(argv)
     if not args.table and not args.namespace:
         cli.error("give a table, or --namespace")
+    if args.force_rewrite and not args.copy:
+        print("icelab: error: --force-rewrite rewrites a copy only: add --copy", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
         print(f"icelab: error: --json {args.json}: no such directory to write it in", file=sys.stderr)
         return EXIT_BAD_INPUT

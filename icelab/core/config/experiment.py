@@ -147,6 +147,9 @@ class DoctorConfig(_Strict):
     json_out: str | None = Field(
         default=None, alias="json", description="write report.json here too ('-': standard output)"
     )
+    force_rewrite: bool = Field(
+        default=False, description="with copy: rewrite the copy to the layout meant even when not advised"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> DoctorConfig:
