@@ -63,15 +63,18 @@ public final class EntryCounts {
   private EntryCounts() {}
 
   /**
-   * Every live entry of the current snapshot's manifests, summed per partition.
+   * Every live entry of one snapshot's manifests, summed per partition.
    *
    * @param table the loaded table
+   * @param snapshotId the snapshot to read (the report's pinned one; a concurrent writer may
+   *     move the table's current snapshot meanwhile)
    * @param smallBytes a data file below this size is small
    * @param threads manifests read at once
    * @return one line per partition (see the class comment); empty without a snapshot
    */
-  public static String count(Table table, long smallBytes, int threads) throws Exception {
-    Snapshot current = table.currentSnapshot();
+  public static String count(Table table, long snapshotId, long smallBytes, int threads)
+      throws Exception {
+    Snapshot current = table.snapshot(snapshotId);
     if (current == null) {
       return "";
     }

@@ -182,7 +182,8 @@ def advise(
     if snaps.get("expirable"):
         actions.append("expire_snapshots")
         older = utc_text(snaps["cutoff_us"])
-        if source.copy:
+        # A table sharing its location with another (a copy) must not delete files on expiry.
+        if source.copy or h.orphans.get("shared"):
             statements.append(
                 Statement(
                     "expire_snapshots",
@@ -191,8 +192,8 @@ def advise(
                     f".retainLast({snaps['retain_last']}).cleanExpiredFiles(False).commit()",
                     "pyspark",
                     True,
-                    f"drop {snaps['expirable']} snapshots older than {snaps['retain']} from the copy's "
-                    "metadata only: the copy shares its files with the table, so none is deleted",
+                    f"drop {plural(snaps['expirable'], 'snapshot')} older than {snaps['retain']} from this "
+                    "table's metadata only: it shares its files with another table, so none is deleted",
                 )
             )
         else:
@@ -203,7 +204,8 @@ def advise(
                     f"older_than => TIMESTAMP '{older}', retain_last => {snaps['retain_last']})",
                     "sql",
                     True,
-                    f"{snaps['expirable']} snapshots older than {snaps['retain']} ({snaps['retain_from']}), "
+                    f"{plural(snaps['expirable'], 'snapshot')} older than {snaps['retain']} "
+                    f"({snaps['retain_from']}), "
                     f"keeping the newest {snaps['retain_last']}, the current one and every branch or tag",
                 )
             )
@@ -390,7 +392,7 @@ def run_statements(
     table: str = "",
     properties: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run the statements `--apply` runs, in order; what ran and how long each took. When one
+    """Run the statements `--apply` runs, in order; what ran, how long each took and when. When one
     fails, the `restore_target` statements still to come run before the error goes up, so the
     table keeps its own manifest target. With `journal_dir`, the target as the table's
     `properties` hold it is written to a journal of `table` (`journal.identity`) first, fsynced,
@@ -407,10 +409,19 @@ def run_statements(
             st = pending[0]
             failpoints.point("doctor.apply")
             failpoints.oom("doctor.statement", spark)  # a statement that fails (the tests')
-            t0 = time.perf_counter()
+            failpoints.stall("doctor.statement", spark)  # a writer commits meanwhile (the tests')
+            t0, started_ms = time.perf_counter(), time.time_ns() // 1_000_000
             _run(spark, st)
             pending.pop(0)
-            ran.append({"action": st.action, "text": st.text, "seconds": round(time.perf_counter() - t0, 3)})
+            ran.append(
+                {
+                    "action": st.action,
+                    "text": st.text,
+                    "seconds": round(time.perf_counter() - t0, 3),
+                    # Wall clock, as Iceberg stamps a commit: which commit was this statement's.
+                    "ran_ms": [started_ms, time.time_ns() // 1_000_000],
+                }
+            )
     except Exception:
         for st in pending[1:]:
             if st.action == "restore_target":

@@ -25,7 +25,7 @@ import pandas as pd
 from icelab.bench.manifest_stats import health_stats, statistics
 from icelab.core.config import Threshold, window_length
 from icelab.health.forecast import PlanningModel, window_reads
-from icelab.health.orphans import name_of, orphaned, shared_location
+from icelab.health.orphans import orphaned, shared_location
 from icelab.health.policy import Judged, judge
 from icelab.health.reader import DATA, Metadata
 from icelab.health.spec import Field, Spec
@@ -408,12 +408,13 @@ def examine(
     data = mans[mans.content == DATA]
     mans["span"] = mans.span_partitions / max(len(live), 1)
     span = mans.span[mans.content == DATA]
-    # A partition whose time value is null opens for no window: it does not decide the verdict.
-    timeless = _timeless(meta, live)
-    judged = live[~timeless]
+    windows = [w for w in (window_kept(meta, mans, parts, name) for name in policy.windows) if w is not None]
+    # A partition no window opens (a null time value, or older than every window) does not
+    # decide the verdict: it is reported apart.
+    why_not = _unwindowed(meta, live, windows)
+    judged = live[why_not.isna()]
     stats = health_stats(judged.exact, judged.bounds, span, data.length, data.entries)
     verdict, reasons = judge(stats, policy.rules)
-    windows = [w for w in (window_kept(meta, mans, parts, name) for name in policy.windows) if w is not None]
     if model is not None:
         for w, predicted in zip(windows, model.predictions([window_reads(w) for w in windows]), strict=True):
             w["predicted"] = predicted
@@ -439,20 +440,42 @@ def examine(
         windows=windows,
         orphans=_orphans(meta, now, copy),
         unwindowed=[
-            {"partition": r.label, "files": int(r.files), "exact": int(r.exact), "bounds": int(r.bounds)}
-            for r in live[timeless].itertuples()
+            {
+                "partition": r.label,
+                "why": why,
+                "files": int(r.files),
+                "exact": int(r.exact),
+                "bounds": int(r.bounds),
+            }
+            for r, why in zip(live.itertuples(), why_not, strict=True)
+            if isinstance(why, str)
         ],
     )
 
 
-def _timeless(meta: Metadata, live: pd.DataFrame) -> pd.Series:
-    """Which live partitions of the default spec hold a null time value: no time window opens them."""
+NULL_TIME = "null"  # its time value is null: no time window opens it
+OUTSIDE = "outside"  # its time value lies outside every window the user plans
+
+
+def _unwindowed(meta: Metadata, live: pd.DataFrame, windows: list[dict[str, Any]]) -> pd.Series:
+    """Per live partition, why no planned window opens it (`NULL_TIME` or `OUTSIDE`), else None.
+    Only partitions of the default spec with a time field qualify; without windows, none."""
+    why = pd.Series([None] * len(live), index=live.index, dtype=object)
     found = time_field(meta)
-    if found is None or not len(live):
-        return pd.Series(False, index=live.index)
+    if found is None or not len(live) or not windows:
+        return why
     spec, tfield = found
     index = spec.fields.index(tfield)
-    return (live.spec_id == spec.spec_id) & live.key.map(lambda k: k[index] is None)
+    spans = [(tfield.unit_of(w["start_us"]), tfield.unit_of(w["end_us"] - 1)) for w in windows]
+    for i, (sid, key) in enumerate(zip(live.spec_id, live.key, strict=True)):
+        if sid != spec.spec_id:
+            continue
+        unit = key[index]
+        if unit is None:
+            why.iloc[i] = NULL_TIME
+        elif not any(first <= unit <= last for first, last in spans):
+            why.iloc[i] = OUTSIDE
+    return why
 
 
 def _orphans(meta: Metadata, now: int, copy: bool) -> dict[str, Any]:
@@ -464,7 +487,7 @@ def _orphans(meta: Metadata, now: int, copy: bool) -> dict[str, Any]:
         return {"files": 0, "shared": shared}
     return orphaned(
         meta.listing,
-        {name_of(p) for p in meta.snapshots.manifest_list if p},
+        meta.manifest_lists,
         meta.all_manifests,
         now // 1000,
     )

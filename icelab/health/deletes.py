@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from icelab.core.units import size
+from icelab.core.units import plural, size
 from icelab.health.finding import Finding
 
 
@@ -41,7 +41,8 @@ def delete_advice(d: dict[str, Any], catalog: str, ident: str) -> list[Finding]:
     note = (
         f"delete files: {kinds_text(d)} with {d['delete_records']:,} deleted rows "
         f"({size(d['delete_bytes'], 'kB')}), "
-        f"in {d['partitions_with_deletes']} partitions and {d['delete_manifests']} delete manifests; every "
+        f"in {plural(d['partitions_with_deletes'], 'partition')} and "
+        f"{plural(d['delete_manifests'], 'delete manifest')}; every "
         "read merges them with the data until the data files are rewritten; not run by --apply"
     )
     found = [Finding(note)]

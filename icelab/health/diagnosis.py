@@ -24,7 +24,16 @@ from icelab.core.units import plural, size
 from icelab.health import journal
 from icelab.health.advice import Advice, advise, put_back, register_copy, run_statements
 from icelab.health.anchor import MEASURED, MIN_PLANS, fixed_window
-from icelab.health.check import Health, Policy, examine, manifests_frame, partitions_frame
+from icelab.health.check import (
+    NULL_TIME,
+    OUTSIDE,
+    Health,
+    Policy,
+    examine,
+    manifests_frame,
+    partitions_frame,
+)
+from icelab.health.commits import Interleaved, interleaved
 from icelab.health.deletes import kinds_text
 from icelab.health.forecast import PlanningModel
 from icelab.health.gain import MIN_GAIN_SHARE, decided
@@ -47,6 +56,8 @@ from icelab.health.target import binary_text
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
 # `--apply` left some window planning more manifests than before (or slower beyond the model's error).
 EXIT_WORSE = 4
+# The state read at the rewrite's parent, when other writers committed before the rewrite.
+BEFORE_REWRITE = "before_rewrite"
 # report.json's `windows`: from the advice on the table as first read ...
 WINDOW_KEYS = (
     "window",
@@ -116,6 +127,8 @@ class Diagnosis:
     heap: dict[str, int] = field(default_factory=dict)  # the driver's heap (measured.driver_heap)
     # After `--apply`: the windows before, planned again in the rounds that planned the state after.
     now_again: list[dict[str, Any]] = field(default_factory=list)
+    # After `--apply`: the commits since the first read, the doctor's rewrite among them.
+    commits: Interleaved | None = None
 
     @property
     def first(self) -> Visit:
@@ -124,6 +137,12 @@ class Diagnosis:
     @property
     def last(self) -> Visit:
         return self.visits[-1]
+
+    @property
+    def before(self) -> Visit:
+        """The state the rewrite is judged against: its parent when other writers committed
+        between the first read and the rewrite (`commits`), else the first state."""
+        return next((v for v in self.visits if v.health.state == BEFORE_REWRITE), self.first)
 
     def before_after(self) -> list[dict[str, Any]]:
         """Per window, once applied: manifests planned before, as simulated and after; planning
@@ -136,7 +155,7 @@ class Diagnosis:
         again = {w["window"]: w for w in self.now_again}
         predicted = {p["window"]: p for p in self.first.advice.predictions}
         rows = []
-        for b in self.first.health.windows:
+        for b in self.before.health.windows:
             a = after.get(b["window"])
             if a is None:
                 continue
@@ -234,6 +253,7 @@ class Diagnosis:
             "states": [
                 v.health.as_json()
                 | {
+                    "snapshot_id": v.meta.current_snapshot_id,
                     "rule_verdict": v.health.verdict,
                     "verdict": v.advice.verdict,
                     "why": v.advice.why,
@@ -242,6 +262,7 @@ class Diagnosis:
                 for v in self.visits
             ],
             "applied": self.applied,
+            "commits": self.commits.as_json() if self.commits else None,
             "copy": self.copy,
             "windows": self.windows(),
             "before_after": self.before_after(),
@@ -264,13 +285,15 @@ def visit(
     measure_budget_s: float | None = None,
     jar_name: str | None = None,
     measure_warmups: int = WARMUPS,
+    snapshot_id: int | None = None,
 ) -> Visit:
-    """Read one table state, judge it, and time at least `measure_plans` plans of each window on
-    it (after `measure_warmups` untimed rounds, within `measure_budget_s` seconds), more while the
-    verdict is undecided (`gain.decided`); the advice rests on those plans."""
-    meta = read(spark, source, jtable, policy.small_file_bytes, jar_name)
+    """Read one table state at one snapshot (`snapshot_id`, else the current one when the read
+    begins), judge it, and time at least `measure_plans` plans of each window on it (after
+    `measure_warmups` untimed rounds, within `measure_budget_s` seconds), more while the verdict
+    is undecided (`gain.decided`); the advice rests on those plans."""
+    meta = read(spark, source, jtable, policy.small_file_bytes, jar_name, snapshot_id)
     health = examine(meta, state, source.describe(), policy, model, copy=source.copy)
-    written = written_sizes(spark, jtable, meta.format_version)
+    written = written_sizes(spark, jtable, meta.format_version, meta.current_snapshot_id)
     found = Visit(source, meta, health, advise(health, meta, source, model, target, written), written)
     fixed = fixed_window(health.windows)
     if fixed is not None and measure_plans > 0:
@@ -398,10 +421,43 @@ def _apply(
         statements = [*plan.proposed, *statements]
     props = first.meta.properties
     diagnosis.applied = run_statements(spark, statements, journal_dir, _identity(where), props)
+    rewrite_ran = next((a["ran_ms"] for a in diagnosis.applied if a["action"] == "rewrite_manifests"), None)
+    # A copy is registered at the first read's snapshot; the table itself may have moved on.
+    found = interleaved(jwhere, first.meta.current_snapshot_id, rewrite_ran)
+    diagnosis.commits = found
+    ours = found.ours
+    if ours is not None and found.before:
+        # Others committed before the rewrite: the rewrite is judged against its own parent.
+        before = visit(
+            spark,
+            where,
+            jwhere,
+            BEFORE_REWRITE,
+            policy,
+            model,
+            target,
+            0,
+            None,
+            engine.iceberg_jar,
+            snapshot_id=ours.parent_id,
+        )
+        diagnosis.visits.append(before)
     state = "after_apply (copy)" if copy else "after_apply"
-    after = visit(spark, where, jwhere, state, policy, model, target, 0, None, engine.iceberg_jar)
+    after = visit(
+        spark,
+        where,
+        jwhere,
+        state,
+        policy,
+        model,
+        target,
+        0,
+        None,
+        engine.iceberg_jar,
+        snapshot_id=ours.snapshot_id if ours is not None else None,
+    )
     diagnosis.visits.append(after)
-    _measure_both(spark, diagnosis, source, after, where)
+    _measure_both(spark, diagnosis, after)
     after.readvise(model, target)
 
 
@@ -410,23 +466,22 @@ def _identity(source: Source) -> str:
     return journal.identity(source.location, source.kind, source.uri, source.ident)
 
 
-def _measure_both(
-    spark: SparkSession, diagnosis: Diagnosis, source: Source, after: Visit, where: Source
-) -> None:
-    """Plan the table as it was (at its snapshot before `--apply`) and as it is after, in the same
-    interleaved rounds, so that both are measured alike in this session (`measured.measure_states`):
-    the after state's windows, and `diagnosis.now_again`, the windows before, planned again."""
-    first = diagnosis.first
+def _measure_both(spark: SparkSession, diagnosis: Diagnosis, after: Visit) -> None:
+    """Plan the table before the rewrite (`Diagnosis.before`, at its snapshot) and after it, in
+    the same interleaved rounds, so that both are measured alike in this session
+    (`measured.measure_states`): the after state's windows, and `diagnosis.now_again`, the windows
+    before, planned again."""
+    before = diagnosis.before
     diagnosis.now_again = [
-        {k: w[k] for k in ("window", "start_us", "end_us")} for w in first.health.windows if "start_us" in w
+        {k: w[k] for k in ("window", "start_us", "end_us")} for w in before.health.windows if "start_us" in w
     ]
     if diagnosis.measure_plans <= 0:
         for w in diagnosis.now_again:
             w.update(NOT_MEASURED)
         return
     states = [
-        state_of(spark, "now", source, first.meta, diagnosis.now_again),
-        state_of(spark, "after", where, after.meta, after.health.windows),
+        state_of(spark, "now", before.source, before.meta, diagnosis.now_again),
+        state_of(spark, "after", after.source, after.meta, after.health.windows),
     ]
     measure_states(
         spark,
@@ -492,7 +547,7 @@ def render_visit(v: Visit) -> list[str]:
         f"snapshot {meta.current_snapshot_id}",
         f"  manifests      {len(data)} data ({_mb(data.length.sum())}), {d['delete_manifests']} delete "
         f"({_mb(h.manifests.length[h.manifests.content != 0].sum())})",
-        f"  data files     {f['data_files']:,} ({_mb(f['data_bytes'])}, {f['records']:,} rows) in "
+        f"  data files     {f['data_files']:,} ({_mb(f['data_bytes'])}, {plural(f['records'], 'row')}) in "
         f"{plural(len(h.live_partitions), 'partition')}; small (< {_mb(f['small_file_bytes'])}): "
         f"{f['small_files']:,} ({f['small_share']:.0%})",
         f"  delete files   {d['delete_files']:,} ({kinds_text(d)}; {d['delete_records']:,} deleted rows)",
@@ -514,13 +569,27 @@ def render_visit(v: Visit) -> list[str]:
 
 
 def _unwindowed(h: Health) -> list[str]:
-    """One line per partition no time window opens, with what it costs; none when there is none."""
-    return [
+    """The partitions no time window opens, with what they cost: one line per null partition, one
+    for all those outside every window; none when there is none."""
+    nulls = [u for u in h.unwindowed if u["why"] == NULL_TIME]
+    outside = sorted((u for u in h.unwindowed if u["why"] == OUTSIDE), key=lambda u: u["partition"])
+    lines = [
         f"  no window      {u['partition']}: {plural(u['files'], 'data file')} in "
         f"{plural(u['exact'], 'manifest')}, {plural(u['bounds'], 'manifest')} planned for it (a null time "
         "value: no time window opens it; left out of the statistics below)"
-        for u in h.unwindowed
+        for u in nulls
     ]
+    if outside:
+        names = outside[0]["partition"] + (f" .. {outside[-1]['partition']}" if len(outside) > 1 else "")
+        windows = ", ".join(w["window"] for w in h.windows)
+        files = sum(u["files"] for u in outside)
+        most = max(u["bounds"] for u in outside)
+        lines.append(
+            f"  no window      {plural(len(outside), 'partition')} outside every window ({windows}), "
+            f"{names}: {plural(files, 'data file')}, up to {plural(most, 'manifest')} planned for one "
+            "(left out of the statistics below)"
+        )
+    return lines
 
 
 def _estimate(ms: float, range_ms: Sequence[float], extrapolated: bool) -> str:
@@ -693,7 +762,7 @@ def render(diagnosis: Diagnosis) -> str:
     if first.meta.manifests_read and first.meta.manifests_read["iceberg_reader"]:
         read = first.meta.manifests_read
         lines.append(
-            f"  ({read['from_bytes']:,} manifests read from their Avro bytes, "
+            f"  ({plural(read['from_bytes'], 'manifest')} read from their Avro bytes, "
             f"{read['iceberg_reader']:,} by Iceberg's reader: delete manifests, or a codec the first "
             "cannot read)"
         )
@@ -714,6 +783,8 @@ def render(diagnosis: Diagnosis) -> str:
     if diagnosis.applied:
         lines += ["", "applied" + (f" on the copy {diagnosis.copy}" if diagnosis.copy else "") + ":"]
         lines += [f"  {a['action']} ({a['seconds']:.2f} s): {a['text']}" for a in diagnosis.applied]
+        if diagnosis.commits is not None:
+            lines += diagnosis.commits.lines()
     for v in diagnosis.visits[1:]:
         lines += [
             "",
@@ -721,7 +792,7 @@ def render(diagnosis: Diagnosis) -> str:
             *render_measured(
                 v,
                 diagnosis.measure_plans,
-                "after",
+                "before the rewrite" if v.health.state == BEFORE_REWRITE else "after",
                 budget_s=diagnosis.measure_budget_s,
                 warmups=diagnosis.measure_warmups,
             ),

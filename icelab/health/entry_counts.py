@@ -105,10 +105,15 @@ def entry_class(spark: SparkSession, jtable: Any, jar_name: str) -> Any:
 
 
 def read_partitions_jvm(
-    spark: SparkSession, jtable: Any, specs: dict[int, Spec], small_file_bytes: int, jar_name: str
+    spark: SparkSession,
+    jtable: Any,
+    snapshot_id: int,
+    specs: dict[int, Spec],
+    small_file_bytes: int,
+    jar_name: str,
 ) -> pd.DataFrame:
-    """Per partition holding a live file, its sums (`reader.read_partitions`' table), counted in
-    the driver's JVM on a thread per driver core.
+    """Per partition holding a live file at `snapshot_id`, its sums (`reader.read_partitions`'
+    table), counted in the driver's JVM on a thread per driver core.
 
     Raises:
         UserError: javac is missing or fails.
@@ -118,13 +123,15 @@ def read_partitions_jvm(
         raise RuntimeError(f"{SOURCE.name} sums other columns than entry_counts.SUMS names")
     gateway = spark.sparkContext._gateway
     jvm = gateway.jvm
-    types = gateway.new_array(jvm.java.lang.Class, 3)
+    types = gateway.new_array(jvm.java.lang.Class, 4)
     types[0] = cls.getClassLoader().loadClass("org.apache.iceberg.Table")
     types[1] = jvm.java.lang.Long.TYPE
-    types[2] = jvm.java.lang.Integer.TYPE
-    args = gateway.new_array(jvm.java.lang.Object, 3)
+    types[2] = jvm.java.lang.Long.TYPE
+    types[3] = jvm.java.lang.Integer.TYPE
+    args = gateway.new_array(jvm.java.lang.Object, 4)
     args[0] = jtable
-    args[1] = int(small_file_bytes)  # widened to long by the reflective call
-    args[2] = jvm.java.lang.Runtime.getRuntime().availableProcessors()
+    args[1] = jvm.java.lang.Long.valueOf(str(snapshot_id))  # a Python int may arrive as an Integer
+    args[2] = int(small_file_bytes)  # widened to long by the reflective call
+    args[3] = jvm.java.lang.Runtime.getRuntime().availableProcessors()
     text = cls.getMethod("count", types).invoke(None, args)
     return parse(str(text or ""), specs)

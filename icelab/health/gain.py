@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from icelab.core.units import plural
 from icelab.health.anchor import CALIBRATION, MEASURED, anchored, model_ratios, undecided
 from icelab.health.check import Health, bounds_counts, window_kept
 from icelab.health.forecast import PlanningModel, window_reads
@@ -112,7 +113,7 @@ def decided(h: Health, ratios: dict[str, dict[str, float] | None]) -> bool:
 
 def _rules_line(h: Health) -> str:
     b = h.stats["bounds"]
-    return f"a partition is planned from {b['median']:g} manifests (median), {b['max']:g} at most"
+    return f"a partition is planned from {plural(b['median'], 'manifest')} (median), {b['max']:g} at most"
 
 
 DELETE_READS = ("delete_manifests", "delete_entries_read", "delete_manifest_bytes")
@@ -209,10 +210,12 @@ def _decide(
     now_median = float(h.stats["bounds"]["median"])
     if bounds_after["median"] * 2 <= now_median:
         return h.verdict, (
-            f"worth a rewrite: a partition is planned from {bounds_after['median']:g} manifests after it, "
-            f"{now_median:g} now (median; {n_now} data manifests)"
+            "worth a rewrite: a partition is planned from "
+            f"{plural(bounds_after['median'], 'manifest')} after it, "
+            f"{now_median:g} now (median; {plural(n_now, 'data manifest')})"
         )
     return HEALTHY, (
-        f"not worth a rewrite: a partition would be planned from {bounds_after['median']:g} manifests "
+        "not worth a rewrite: a partition would be planned from "
+        f"{plural(bounds_after['median'], 'manifest')} "
         f"after it, {now_median:g} now (median)"
     )

@@ -38,11 +38,13 @@ def _write(jvm: Any, version: int, spec: Any, files: list[tuple[Any, int]], path
     return int(writer.length())
 
 
-def written_sizes(spark: Any, jtable: Any, version: int | None, limit: int = SAMPLE) -> Sizes | None:
+def written_sizes(
+    spark: Any, jtable: Any, version: int | None, snapshot_id: int | None, limit: int = SAMPLE
+) -> Sizes | None:
     """The line `overhead + per_entry x entries` of the manifests a rewrite of the default spec's
-    data manifests would write, from a sample of up to `limit` of their live entries; None when
-    there are fewer than two live entries (the caller keeps the table's own line)."""
-    snapshot = jtable.currentSnapshot()
+    data manifests at `snapshot_id` would write, from a sample of up to `limit` of their live
+    entries; None when there are fewer than two live entries (the caller keeps the table's own line)."""
+    snapshot = jtable.snapshot(snapshot_id) if snapshot_id is not None else None
     if snapshot is None:
         return None
     jvm = spark.sparkContext._jvm

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from icelab.core.units import size
+from icelab.core.units import plural, size
 from icelab.health.finding import Finding
 
 # remove_orphan_files's default older_than: files newer than this are left alone.
@@ -90,7 +90,8 @@ def orphans_text(found: dict[str, Any]) -> str:
         return "none (every manifest and manifest list under metadata/ is referenced)"
     mans, lists = size(found["manifest_bytes"], "kB"), size(found["manifest_list_bytes"], "kB")
     return (
-        f"{found['manifests']} manifests ({mans}), {found['manifest_lists']} manifest lists ({lists}) "
+        f"{plural(found['manifests'], 'manifest')} ({mans}), "
+        f"{plural(found['manifest_lists'], 'manifest list')} ({lists}) "
         "under metadata/ that no snapshot references"
     )
 

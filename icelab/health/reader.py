@@ -1,6 +1,10 @@
-"""Read a table's current metadata through Spark's Iceberg metadata tables: no data file is read.
+"""Read a table's metadata at one snapshot through Spark's Iceberg metadata tables: no data file is read.
 
-What is read, and how often: `manifests` (one row per manifest of the current snapshot, with
+Every figure comes from one snapshot, pinned when the read begins (the current one, or one
+given): `manifests` and `entries` are read at its id, and the snapshots, refs and metadata log
+as they stood when it was committed, so that a writer committing meanwhile changes nothing read.
+
+What is read, and how often: `manifests` (one row per manifest of the pinned snapshot, with
 its partition bounds), `entries` once (every entry of those manifests, aggregated in Spark to
 one row per partition; `input_file_name()` names each entry's manifest), `snapshots` and
 `metadata_log_entries`, and the sizes of the current metadata.json and manifest list. The
@@ -22,6 +26,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from icelab.core import failpoints
 from icelab.core.errors import UserError
 from icelab.core.storage import Storage
 from icelab.health.broken import BrokenTable, first_missing, guard
@@ -53,6 +58,8 @@ class Metadata:
         refs: branch and tag names -> the snapshot each points at (expiry keeps those).
         listing: the files of the metadata directory: name, path, size, modified_ms.
         all_manifests: names of the manifests any snapshot in the metadata references.
+        manifest_lists: names of the manifest lists of every snapshot in the metadata as read,
+            the ones committed after the pinned snapshot too (nothing they reference is orphaned).
         timings: seconds per read step.
     """
 
@@ -61,7 +68,7 @@ class Metadata:
     properties: dict[str, str]
     format_version: int | None
     location: str
-    current_snapshot_id: int | None
+    current_snapshot_id: int | None  # the pinned snapshot: every figure is read at it
     metadata_file: str | None
     metadata_files: int
     manifests: pd.DataFrame
@@ -70,6 +77,7 @@ class Metadata:
     refs: dict[str, int] = field(default_factory=dict)
     listing: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LISTING_COLUMNS))
     all_manifests: set[str] = field(default_factory=set)
+    manifest_lists: set[str] = field(default_factory=set)
     sizes: dict[str, int | None] = field(default_factory=dict)
     small_file_bytes: int = 0
     timings: dict[str, float] = field(default_factory=dict)
@@ -120,10 +128,12 @@ def _normalized(col: Column, dtype: T.DataType) -> Column:
     return col
 
 
-def read_manifests(spark: SparkSession, source: Source, specs: dict[int, Spec]) -> pd.DataFrame:
-    """Every manifest of the current snapshot, with its partition bounds in internal form."""
+def read_manifests(
+    spark: SparkSession, source: Source, specs: dict[int, Spec], snapshot_id: int | None
+) -> pd.DataFrame:
+    """Every manifest of the snapshot, with its partition bounds in internal form."""
     rows = (
-        metadata_table(spark, source, "manifests")
+        metadata_table(spark, source, "manifests", snapshot_id)
         .select(
             "content",
             "path",
@@ -164,10 +174,16 @@ def read_manifests(spark: SparkSession, source: Source, specs: dict[int, Spec]) 
 
 
 def read_partitions(
-    spark: SparkSession, source: Source, specs: dict[int, Spec], default_spec: int, small_file_bytes: int
+    spark: SparkSession,
+    source: Source,
+    specs: dict[int, Spec],
+    default_spec: int,
+    small_file_bytes: int,
+    snapshot_id: int | None = None,
 ) -> pd.DataFrame:
-    """One row per partition holding a live data or delete file, aggregated in Spark from `entries`."""
-    entries = metadata_table(spark, source, "entries")
+    """One row per partition holding a live data or delete file at the snapshot, aggregated in
+    Spark from `entries`."""
+    entries = metadata_table(spark, source, "entries", snapshot_id)
     file_type = entries.schema["data_file"].dataType
     names = file_type.fieldNames()
     pfields = file_type["partition"].dataType.fields if "partition" in names else []
@@ -314,42 +330,67 @@ def read(
     jtable: Any,
     small_file_bytes: int | None = None,
     jar_name: str | None = None,
+    snapshot_id: int | None = None,
 ) -> Metadata:
-    """Everything the doctor judges, from the table's metadata only; each step timed.
+    """Everything the doctor judges, from the table's metadata only, at one snapshot; each step timed.
 
     Args:
         jar_name: the Iceberg runtime jar (`engine.iceberg_jar`): the entries are summed in the
             driver's JVM (`entry_counts`), else, or when that class cannot be compiled here,
             through Spark's `entries` metadata table.
+        snapshot_id: the snapshot to read (None: the current one when the read begins).
 
     Raises:
         BrokenTable: the current manifest list or a manifest is missing, or a metadata file
             cannot be read.
     """
     with guard(source.describe()):
-        return _read(spark, source, jtable, small_file_bytes, jar_name)
+        return _read(spark, source, jtable, small_file_bytes, jar_name, snapshot_id)
 
 
 def _partitions(
     spark: SparkSession,
     source: Source,
     jtable: Any,
+    snapshot_id: int | None,
     specs: dict[int, Spec],
     default_spec: int,
     small: int,
     jar_name: str | None,
 ) -> tuple[pd.DataFrame, str, str | None]:
-    """The partitions' sums, the reader that summed them, and why not the driver's JVM."""
+    """The partitions' sums at the snapshot (None: a table without one), the reader that summed
+    them, and why not the driver's JVM."""
     if jar_name is None:
-        return read_partitions(spark, source, specs, default_spec, small), "spark-entries", None
+        return read_partitions(spark, source, specs, default_spec, small, snapshot_id), "spark-entries", None
     try:
-        return read_partitions_jvm(spark, jtable, specs, small, jar_name), "driver-jvm", None
+        # -1 names no snapshot: the JVM's count is then empty, as the table is.
+        jid = snapshot_id if snapshot_id is not None else -1
+        return read_partitions_jvm(spark, jtable, jid, specs, small, jar_name), "driver-jvm", None
     except UserError as exc:  # no javac on this driver: Spark's metadata table sums the same
-        return read_partitions(spark, source, specs, default_spec, small), "spark-entries", str(exc)
+        return (
+            read_partitions(spark, source, specs, default_spec, small, snapshot_id),
+            "spark-entries",
+            str(exc),
+        )
+
+
+def as_of(
+    snapshots: pd.DataFrame, refs: dict[str, int], committed_us: int
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The snapshots and refs as they stood when the pinned snapshot was committed: the ones a
+    writer committed later are left out (a ref pointing at one of those too)."""
+    kept = snapshots[snapshots.committed_us <= committed_us].reset_index(drop=True)
+    ids = set(kept.snapshot_id)
+    return kept, {name: sid for name, sid in refs.items() if sid in ids}
 
 
 def _read(
-    spark: SparkSession, source: Source, jtable: Any, small_file_bytes: int | None, jar_name: str | None
+    spark: SparkSession,
+    source: Source,
+    jtable: Any,
+    small_file_bytes: int | None,
+    jar_name: str | None,
+    snapshot_id: int | None,
 ) -> Metadata:
     timings: dict[str, float] = {}
 
@@ -360,19 +401,25 @@ def _read(
         return value
 
     jtable.refresh()
+    # The pin: from here on, nothing read depends on the table's current snapshot.
+    pinned = jtable.snapshot(snapshot_id) if snapshot_id is not None else jtable.currentSnapshot()
+    if snapshot_id is not None and pinned is None:
+        raise UserError(f"{source.describe()}: no snapshot {snapshot_id} in its metadata")
+    pinned_id = int(pinned.snapshotId()) if pinned is not None else None
+    failpoints.stall("doctor.read", spark)  # a writer commits meanwhile (the tests')
     specs, default_spec = timed("specs", lambda: specs_of(jtable))
     properties = _properties(jtable)
     small = small_file_bytes if small_file_bytes is not None else small_file_threshold(properties)
     listing = timed("listing", lambda: list_dir(spark, metadata_dir(jtable, properties)))
-    current = jtable.currentSnapshot()
-    if current is not None:
-        check_present(spark, source, [str(current.manifestListLocation())], listing)
-    manifests = timed("manifests", lambda: read_manifests(spark, source, specs))
+    manifest_list = str(pinned.manifestListLocation()) if pinned is not None else None
+    if manifest_list is not None:
+        check_present(spark, source, [manifest_list], listing)
+    manifests = timed("manifests", lambda: read_manifests(spark, source, specs, pinned_id))
     check_present(spark, source, list(manifests.path), listing)
     partitions, entries_reader, fallback = timed(
-        "entries", lambda: _partitions(spark, source, jtable, specs, default_spec, small, jar_name)
+        "entries", lambda: _partitions(spark, source, jtable, pinned_id, specs, default_spec, small, jar_name)
     )
-    snapshots = timed("snapshots", lambda: read_snapshots(spark, source))
+    every = timed("snapshots", lambda: read_snapshots(spark, source))
     refs = timed(
         "refs",
         lambda: {
@@ -380,14 +427,10 @@ def _read(
             for r in metadata_table(spark, source, "refs").select("name", "snapshot_id").collect()
         },
     )
-    log = timed(
-        "metadata_log",
-        lambda: (
-            metadata_table(spark, source, "metadata_log_entries")
-            .select(F.count(F.lit(1)).alias("n"), F.max_by("file", "timestamp").alias("file"))
-            .first()
-        ),
-    )
+    snapshots = every
+    if pinned is not None:
+        snapshots, refs = as_of(every, refs, int(pinned.timestampMillis()) * 1000)
+    log = timed("metadata_log", lambda: _metadata_log(spark, source, pinned_id))
     all_manifests = timed(
         "all_manifests",
         lambda: {
@@ -395,13 +438,11 @@ def _read(
             for r in metadata_table(spark, source, "all_manifests").select("path").distinct().collect()
         },
     )
-    current_id = int(current.snapshotId()) if current is not None else None
-    metadata_file = log.file if log and log.file else None
+    metadata_file = log[1]
     location = str(jtable.location())
 
     def sizes() -> dict[str, int | None]:
         store = Storage(spark)
-        manifest_list = str(current.manifestListLocation()) if current is not None else None
         return {
             "metadata_json": store.size(metadata_file) if metadata_file else None,
             "manifest_list": store.size(manifest_list) if manifest_list else None,
@@ -413,9 +454,9 @@ def _read(
         properties=properties,
         format_version=_format_version(jtable),
         location=location,
-        current_snapshot_id=current_id,
+        current_snapshot_id=pinned_id,
         metadata_file=metadata_file,
-        metadata_files=int(log.n) if log else 0,
+        metadata_files=log[0],
         manifests=manifests,
         partitions=partitions,
         snapshots=snapshots,
@@ -423,9 +464,28 @@ def _read(
         refs=refs,
         listing=listing,
         all_manifests=all_manifests,
+        manifest_lists={str(p).rsplit("/", 1)[-1] for p in every.manifest_list if p},
         small_file_bytes=small,
         timings=timings,
         entries_reader=entries_reader,
         entries_fallback=fallback,
         manifests_read=partitions.attrs.get("manifests_read"),
     )
+
+
+def _metadata_log(spark: SparkSession, source: Source, snapshot_id: int | None) -> tuple[int, str | None]:
+    """How many metadata files the log holds up to the newest one whose current snapshot is
+    `snapshot_id`, and that file (None: the newest of all): the metadata file of the pinned read."""
+    log = metadata_table(spark, source, "metadata_log_entries").select(
+        "timestamp", "file", "latest_snapshot_id"
+    )
+    newest = None
+    if snapshot_id is not None:
+        newest = (
+            log.where(F.col("latest_snapshot_id") == snapshot_id).orderBy(F.col("timestamp").desc()).first()
+        )
+    if newest is None:
+        row = log.select(F.count(F.lit(1)).alias("n"), F.max_by("file", "timestamp").alias("file")).first()
+        return (int(row.n), row.file) if row else (0, None)
+    n = log.where(F.col("timestamp") <= newest.timestamp).count()
+    return int(n), newest.file

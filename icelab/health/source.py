@@ -455,8 +455,18 @@ def _message(source: Source, cls: str, message: str, text: str) -> str:
     return f"cannot read '{source.given}' as an Iceberg table: {cls.rsplit('.', 1)[-1]}: {message}"
 
 
-def metadata_table(spark: SparkSession, source: Source, kind: str) -> DataFrame:
-    """One of the table's metadata tables (`manifests`, `entries`, `snapshots`, ...): no data read."""
+def metadata_table(
+    spark: SparkSession, source: Source, kind: str, snapshot_id: int | None = None
+) -> DataFrame:
+    """One of the table's metadata tables (`manifests`, `entries`, `snapshots`, ...): no data read.
+
+    Args:
+        snapshot_id: read `manifests`, `entries` or `files` at this snapshot (None: the current
+            one, which a concurrent writer may move between two reads).
+    """
+    reader = spark.read
+    if snapshot_id is not None:
+        reader = reader.option("snapshot-id", str(snapshot_id))
     if source.name:
-        return spark.table(f"{source.name}.{kind}")
-    return spark.read.format("iceberg").load(f"{source.location}#{kind}")
+        return reader.table(f"{source.name}.{kind}")
+    return reader.format("iceberg").load(f"{source.location}#{kind}")

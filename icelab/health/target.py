@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from icelab.core.units import plural
 from icelab.health.rewrite import Sizes
 
 MAX_TARGET = 8 * 1024 * 1024  # Iceberg's default target
@@ -84,8 +85,9 @@ def layout(
         f"{per_unit_median:g} live {'entry' if per_unit_median == 1 else 'entries'} per {unit} (median) at "
         f"{written.per_entry:.0f} bytes each as a rewrite writes them (+ {written.overhead / 1000:.1f} kB "
         f"per manifest): {UNITS_PER_MANIFEST} {unit}s a manifest is {wanted / 1000:.1f} kB, kept within "
-        f"{binary_text(floor)} (the floor) .. {binary_text(MAX_TARGET)}; {live_entries:,} live entries "
-        f"make {manifests} such manifests, and the {input_bytes / 1000:,.1f} kB rewritten over "
+        f"{binary_text(floor)} (the floor) .. {binary_text(MAX_TARGET)}; {live_entries:,} live "
+        f"{'entry' if live_entries == 1 else 'entries'} "
+        f"make {plural(manifests, 'such manifest')}, and the {input_bytes / 1000:,.1f} kB rewritten over "
         f"{manifests} is the target"
     )
     return Layout(manifests, round(each), target, reason)

@@ -70,7 +70,8 @@ def parser() -> argparse.ArgumentParser:
         "--window",
         action="append",
         default=[],
-        help="a time window to predict planning for, e.g. 1d (repeatable; default 1d, 7d, 30d)",
+        help="a time window to predict planning for, e.g. 1d, or full (repeatable; default 1d, 7d, 30d); "
+        "partitions no window opens are reported apart and do not decide the verdict",
     )
     p.add_argument("--retain", help="expire snapshots older than this, e.g. 7d (default: the table's own)")
     p.add_argument("--retain-last", type=int, help="snapshots always kept (default: the table's own, else 1)")

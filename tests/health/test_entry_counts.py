@@ -74,7 +74,9 @@ def both(ctx, where: str, small: int = SMALL) -> tuple[pd.DataFrame, pd.DataFram
     jtable = load(ctx.spark, source)
     specs, default = specs_of(jtable)
     spark_sums = read_partitions(ctx.spark, source, specs, default, small)
-    jvm_sums = read_partitions_jvm(ctx.spark, jtable, specs, small, ctx.engine.iceberg_jar)
+    jvm_sums = read_partitions_jvm(
+        ctx.spark, jtable, int(jtable.currentSnapshot().snapshotId()), specs, small, ctx.engine.iceberg_jar
+    )
     return spark_sums, jvm_sums
 
 
