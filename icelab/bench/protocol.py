@@ -28,8 +28,10 @@ from typing import Any
 from pyspark.sql import SparkSession
 from tqdm import tqdm
 
+from icelab.bench import stalls
 from icelab.bench.cluster_watch import ClusterWatch
 from icelab.bench.measure import SessionEnded, measure, out_of_memory
+from icelab.bench.stalls import JvmClock, counts, counts_text, mark, row_marks
 from icelab.bench.store_watch import OUTAGE, StoreWatch
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
@@ -212,27 +214,28 @@ def run_rounds(
             cluster lost its last worker.
     """
     plan = rounds(protocol)
-    watch = StoreWatch(spark, data_uri)
+    watch, clock = StoreWatch(spark, data_uri), JvmClock(spark)
     workers = ClusterWatch()
+    measured_rows: list[dict[str, Any]] = []
     if fresh_jvm and reopen is None:
         raise UserError("fresh_jvm needs a way to open a new session (reopen)")
 
     def renew(jvm_gone: bool = False) -> None:
         """Go on in the session `reopen` opens, after ending the current one and its driver JVM
         (unless `jvm_gone`: the measurement already ended it)."""
-        nonlocal spark, watch
+        nonlocal spark, watch, clock
         assert reopen is not None
         if not jvm_gone:
             with contextlib.suppress(Exception):  # a JVM already in trouble still gets ended below
                 spark.stop()
             stop_jvm()
         spark = reopen()
-        watch = StoreWatch(spark, data_uri)
+        watch, clock = StoreWatch(spark, data_uri), JvmClock(spark)
 
-    def one(case: Case, repetition: int, warmup: bool, execute: bool) -> dict[str, Any]:
+    def one(case: Case, repetition: int, warmup: bool, execute: bool, retake: int = 0) -> dict[str, Any]:
         if fresh_jvm:
             renew()
-        before = watch.snapshot()
+        before, gc_before, paused_before = watch.snapshot(), clock.gc_ms(), clock.pause_ms()
         ended = None
         try:
             with settings(spark, case.variant), workers.during(spark):
@@ -246,13 +249,21 @@ def run_rounds(
                 )
         except SessionEnded as gone:
             measured, ended = gone.measurement, gone
-        row = row_of(case, repetition, warmup, measured)
+        row = row_of(case, repetition, warmup, measured) | {"retake": retake}
         where = f"{case.query_id} {case.variant.label} {case.window.name}"
         lost = ended is None and watch.lost(measured)
-        marked, workers_lost = workers.mark(
-            row if ended else row | watch.since(before) | (OUTAGE if lost else {})
-        )
-        keep(marked)
+        if ended is None:
+            row |= (
+                watch.since(before)
+                | {"gc_ms": float(clock.gc_ms() - gc_before), "pause_ms": clock.pause_ms() - paused_before}
+                | (OUTAGE if lost else {})
+            )
+            mark(row, row_marks(row))
+        marked, workers_lost = workers.mark(row)
+        # The row as kept, so that a mark found later (an outlier) reaches what is written.
+        stored = keep(marked) or marked
+        if not warmup:
+            measured_rows.append(stored)
         if workers_lost:
             print(f"icelab: {workers.said(where, workers_lost)}", file=sys.stderr)
         if lost:
@@ -271,7 +282,7 @@ def run_rounds(
         failpoints.point("protocol.measurement")
         if state["stop"]:
             raise KeyboardInterrupt
-        return row
+        return stored
 
     with stop_requests() as state:
         with tqdm(
@@ -297,6 +308,34 @@ def run_rounds(
                     one(case, repetition, False, execute)
                     bar.update()
                 end_of_round()
+        if retake_marked(all_cases, protocol, measured_rows, one):
+            end_of_round()
+        print(counts_text(counts(measured_rows), sum(1 for r in measured_rows if r.get("retake"))))
+
+
+def retake_marked(
+    all_cases: list[Case],
+    protocol: ProtocolConfig,
+    measured_rows: list[dict[str, Any]],
+    one: Callable[..., dict[str, Any]],
+) -> bool:
+    """Mark the measured rows that are outliers against the rest of their cell (`stalls.outliers`),
+    then measure again each marked repetition, up to `protocol.retakes` times while the new row
+    is marked too: a cell keeps its n without the stalled rows. Whether any row is marked."""
+    for row in stalls.outliers(measured_rows):
+        mark(row, ["outlier"])
+    marked = any(stalls.reasons(r) for r in measured_rows)
+    by_name = {(c.query_id, c.variant.label, c.window.name): c for c in all_cases}
+    executes = {r: execute for r, warm, execute in rounds(protocol) if not warm}
+    for take in range(1, protocol.retakes + 1):
+        last = [r for r in measured_rows if r.get("retake", 0) == take - 1 and stalls.reasons(r)]
+        if not last:
+            break
+        for row in last:
+            case = by_name.get((row["query_id"], row["variant"], row["window"]))
+            if case is not None:
+                one(case, row["repetition"], False, executes.get(row["repetition"], False), take)
+    return marked
 
 
 def steady_state(

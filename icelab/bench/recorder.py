@@ -43,16 +43,19 @@ class Recorder:
         self._partial = (run_dir / PARTIAL).open("a")
         run_state.update(run_dir, **self.info)
 
-    def add(self, row: dict[str, Any]) -> None:
-        """Keep one measurement row (on disk at once)."""
+    def add(self, row: dict[str, Any]) -> dict[str, Any]:
+        """Keep one measurement row (on disk at once); the row as kept."""
         self.rows.append(row)
         self._partial.write(json.dumps(row, default=str) + "\n")
         self._partial.flush()
+        return row
 
     def flush(self) -> None:
-        """Rewrite measurements.parquet with every row so far (atomically); count them in run.json."""
+        """Rewrite measurements.parquet with every row so far (atomically); count them, and the
+        retakes among them, in run.json."""
         _write_measurements(self.run_dir, self.rows)
-        run_state.update(self.run_dir, rows=len(self.rows))
+        retakes = sum(1 for row in self.rows if row.get("retake"))
+        run_state.update(self.run_dir, rows=len(self.rows), retakes=retakes)
 
     def record(
         self,
@@ -103,8 +106,9 @@ class Recorder:
         faulted = sum(1 for row in self.rows if row.get("faulted"))
         if faulted:
             print(
-                f"faulted: {faulted} of {len(self.rows)} measurements met a store fault or an S3 retry "
-                "(marked; left out of medians unless protocol.keep_faulted=true)"
+                f"faulted: {faulted} of {len(self.rows)} measurements met a store fault, an S3 retry or "
+                "a stall their own clocks showed (marked; left out of medians unless "
+                "protocol.keep_faulted=true)"
             )
         run_state.update(self.run_dir, **self.info, rows=len(self.rows), faulted_rows=faulted, **extra)
 
@@ -126,5 +130,5 @@ def recover(run_dir: Path) -> int:
     for leftover in run_dir.glob(f".{MEASUREMENTS}.tmp-*"):  # a write the kill cut short
         leftover.unlink()
     _write_measurements(run_dir, rows)
-    run_state.update(run_dir, rows=len(rows))
+    run_state.update(run_dir, rows=len(rows), retakes=sum(1 for row in rows if row.get("retake")))
     return len(rows)

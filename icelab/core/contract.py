@@ -38,6 +38,9 @@ SCHEMA = pa.schema(
         ("window_hours", pa.float64()),
         ("repetition", pa.int32()),  # warm-ups count from -warmups to -1; steady-state ones on below
         ("warmup", pa.bool_()),
+        # 0; 1 for a measured repetition measured again because its first was marked a stall, a
+        # garbage collection or an outlier (icelab/bench/stalls.py), so that the cell keeps its n.
+        ("retake", pa.int32()),
         ("executed", pa.bool_()),  # false: planned only (protocol.executions)
         ("planning_ms", pa.float64()),
         ("iceberg_planning_ms", pa.float64()),  # Iceberg's own ScanReport totalPlanningDuration
@@ -63,8 +66,17 @@ SCHEMA = pa.schema(
         ("s3_head_requests", pa.int64()),
         ("s3_get_requests", pa.int64()),
         ("s3_retries", pa.int64()),
-        # The faults the delay proxy dealt the measurement (`slowdown=1,stall=2`) or a worker lost
-        # (`worker_lost=1`), and whether it met a fault or a retry (icelab/bench/store_watch.py,
+        # The milliseconds those requests took (summed), and the longest of them when it was the
+        # session's longest so far (S3A keeps only that maximum; null otherwise).
+        ("s3_request_ms", pa.float64()),
+        ("s3_longest_ms", pa.float64()),
+        # Garbage collection during the measurement (the driver JVM's, and a cluster's executors'),
+        # and how long the driver JVM or the Python process stood still (icelab/bench/stalls.py).
+        ("gc_ms", pa.float64()),
+        ("pause_ms", pa.float64()),
+        # The faults the delay proxy dealt the measurement (`slowdown=1,stall=2`), a worker lost
+        # (`worker_lost=1`), or what its own clocks showed (`stall=20.5`, `gc=1.2`, `outlier`:
+        # icelab/bench/stalls.py), and whether it met a fault or a retry (icelab/bench/store_watch.py,
         # cluster_watch.py); a faulted row is left out of medians.
         ("faults", pa.string()),
         ("faulted", pa.bool_()),
@@ -168,15 +180,19 @@ def validate(run_dir: Path, allow_failures: bool = False, allow_older: bool = Fa
         problems.append(run_state.not_complete(status))
     # The steady-state phase adds as many warm-up rows as its cases needed (protocol.steady_k).
     steady = (run.get("steady_state") or {}).get("rows", 0)
-    if table.num_rows != (run.get("planned_rows") or 0) + steady:
+    # A marked measured row is measured again (`retake` 1): those rows come on top.
+    retakes = run.get("retakes") or 0
+    if table.num_rows != (run.get("planned_rows") or 0) + steady + retakes:
         extra = f" (+ {steady} steady-state warm-ups)" if steady else ""
+        extra += f" (+ {retakes} retakes)" if retakes else ""
         problems.append(f"{table.num_rows} rows, but {run.get('planned_rows')}{extra} were planned")
     # A run may measure several datasets (metadata_scale: one per table state).
-    keys = ["dataset", "query_id", "variant", "window", "repetition"]
+    keys = ["dataset", "query_id", "variant", "window", "repetition", "retake"]
     unique = {tuple(r.values()) for r in table.select(keys).to_pylist()}
     if len(unique) != table.num_rows:
         problems.append(
-            f"{table.num_rows - len(unique)} duplicate (dataset, query, variant, window, repetition) rows"
+            f"{table.num_rows - len(unique)} duplicate (dataset, query, variant, window, repetition, "
+            "retake) rows"
         )
     # A measurement the protocol cancelled at its configured timeout, or one that did not fit the
     # configured driver heap, is an outcome of the run's configuration: recorded, not a breach.

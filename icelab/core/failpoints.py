@@ -16,6 +16,13 @@ that many seconds: in Python, as a py4j call that heeds no interrupt would (it r
 only when the driver JVM is gone), or with `@jvm` in the JVM thread serving this Python thread
 (`Thread.sleep`, which an interrupt ends).
 
+`ICELAB_PAUSE_AT=<point>[:<nth>][+<delay>]@<target>/<seconds>` stops a process with SIGSTOP
+for that many seconds, then SIGCONT, `delay` seconds after the nth arrival (so that the pause
+lands inside the measurement that follows): `radosgw` (any program below this process), `jvm`
+(the driver JVM) or `driver` (this Python process, and with it the delay proxy it hosts). A
+detached shell sends both signals, so a process that stops itself is resumed: the stalls that
+nobody's fault plan dealt (icelab/bench/stalls.py).
+
 `ICELAB_OOM_AT=<point>[:<nth>]` makes the nth arrival at an `oom` point ask the JVM thread
 serving this Python thread for an array larger than any test heap, so the JVM throws a real
 `java.lang.OutOfMemoryError: Java heap space` there, as a plan that does not fit would.
@@ -27,13 +34,14 @@ import contextlib
 import os
 import re
 import signal
+import subprocess
 import threading
 import time
 from collections import Counter
 from typing import Any
 
 from icelab.core import supervisor
-from icelab.core.jvm import jvm_running
+from icelab.core.jvm import jvm_pid, jvm_running
 
 ENV = "ICELAB_KILL_AT"
 STALL_ENV = "ICELAB_STALL_AT"
@@ -44,6 +52,10 @@ _SPEC = re.compile(
 )
 _STALL = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?\+(?P<seconds>\d+(?:\.\d+)?)(?P<jvm>@jvm)?")
 _OOM = re.compile(r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?")
+PAUSE_ENV = "ICELAB_PAUSE_AT"
+_PAUSE = re.compile(
+    r"(?P<name>[\w.]+)(?::(?P<nth>\d+))?(?:\+(?P<delay>\d+(?:\.\d+)?))?@(?P<target>[\w.-]+)/(?P<seconds>\d+(?:\.\d+)?)"
+)
 _hits: Counter[str] = Counter()
 
 
@@ -80,8 +92,35 @@ def _chosen(env: str, spec: re.Pattern[str], name: str) -> re.Match[str] | None:
     return match if _hits[f"{env}:{name}"] in chosen else None
 
 
+def _pids(target: str) -> list[int]:
+    """The processes a pause stops: this one, the driver JVM, or those below running `target`."""
+    if target == "driver":
+        return [os.getpid()]
+    if target == "jvm":
+        pid = jvm_pid()
+        return [pid] if pid else []
+    return [
+        pid
+        for pid in supervisor.descendants([os.getpid()])
+        if (args := supervisor.cmdline(pid)) and os.path.basename(args[0]) == target
+    ]
+
+
+def _pause(match: re.Match[str]) -> None:
+    """Stop the target's processes for the spec's seconds, from a detached shell."""
+    pids = " ".join(str(p) for p in _pids(match["target"]))
+    if not pids:
+        return
+    script = f"sleep {match['delay'] or 0}; kill -STOP {pids}; sleep {match['seconds']}; kill -CONT {pids}"
+    subprocess.Popen(["sh", "-c", script], start_new_session=True)  # noqa: S603,S607 (fixed program)
+
+
 def point(name: str) -> None:
-    """Reach the point `name`; dies here (or a little later) when the environment asks for it."""
+    """Reach the point `name`; dies here (or a little later) when the environment asks for it,
+    or starts a pause (`PAUSE_ENV`)."""
+    paused = _chosen(PAUSE_ENV, _PAUSE, name)
+    if paused is not None:
+        _pause(paused)
     match = _chosen(ENV, _SPEC, name)
     if match is None:
         return

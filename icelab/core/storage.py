@@ -250,6 +250,11 @@ S3A_REQUESTS = {
 RETRIES = "s3_retries"
 _OPERATIONS = ("s3_list_requests", "s3_head_requests", "s3_get_requests")
 _COUNTER = re.compile(r"\(([\w.]+)=(\d+)\)")
+# S3A's request durations (milliseconds): a maximum and a mean (samples, sum) per request kind,
+# successes and failures apart (`action_http_get_request.failures.max`).
+_MAXIMUM = re.compile(r"\(((?:action_http|object)_[\w.]+?)\.max=(-?\d+)\)")
+_MEAN = re.compile(r"\(((?:action_http|object)_[\w.]+?)\.mean=\(samples=(\d+), sum=(-?\d+)")
+REQUEST_MS, LONGEST_MS = "s3_request_ms", "s3_longest_ms"
 
 
 class RequestCounts:
@@ -267,14 +272,25 @@ class RequestCounts:
         return cls(spark, uri) if uri and urlparse(uri).scheme == "s3a" else None
 
     def snapshot(self) -> dict[str, int]:
-        """Requests so far, by column (one call into the JVM)."""
-        text = str(self._to_string(self._fs.getIOStatistics())).split("gauges=")[0]
+        """Requests so far, by column, the milliseconds they took (summed) and the longest one
+        (one call into the JVM)."""
+        whole = str(self._to_string(self._fs.getIOStatistics()))
+        text, _, rest = whole.partition("gauges=")
         counters = {name: int(value) for name, value in _COUNTER.findall(text)}
         cols = {col: sum(counters.get(name, 0) for name in names) for col, names in S3A_REQUESTS.items()}
-        return cols | {RETRIES: cols["s3_requests"] - sum(cols[op] for op in _OPERATIONS)}
+        longest = max((int(v) for _, v in _MAXIMUM.findall(rest)), default=0)
+        spent = sum(int(total) for _, _, total in _MEAN.findall(rest))
+        return cols | {
+            RETRIES: cols["s3_requests"] - sum(cols[op] for op in _OPERATIONS),
+            REQUEST_MS: spent,
+            LONGEST_MS: longest,
+        }
 
-    def since(self, before: dict[str, int]) -> dict[str, int]:
-        """Requests sent since the snapshot `before`, by column, and the retries among them."""
+    def since(self, before: dict[str, int]) -> dict[str, int | None]:
+        """Requests sent since the snapshot `before`, by column, and the retries among them; the
+        milliseconds they took, and the longest one when it is the session's longest so far
+        (S3A keeps only the maximum since it started: None when it did not rise)."""
         now = self.snapshot()
-        sent = {col: now[col] - before.get(col, 0) for col in now}
-        return sent | {RETRIES: max(0, sent[RETRIES])}
+        sent: dict[str, int | None] = {col: now[col] - before.get(col, 0) for col in now}
+        longest = now[LONGEST_MS] if now[LONGEST_MS] > before.get(LONGEST_MS, 0) else None
+        return sent | {RETRIES: max(0, sent[RETRIES] or 0), LONGEST_MS: longest}

@@ -9,6 +9,7 @@ import sys
 
 import pyarrow.parquet as pq
 
+from icelab.bench.stalls import counts, counts_text
 from icelab.core.contract import MEASUREMENTS, validate
 from icelab.core.runs import resolve_run, run_parser
 
@@ -27,10 +28,14 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(f"contract: {run_dir}: {problem}")
     if not problems:
-        table = pq.read_table(run_dir / MEASUREMENTS, columns=["faulted"])
-        faulted = sum(1 for value in table.column("faulted").to_pylist() if value)
+        table = pq.read_table(run_dir / MEASUREMENTS, columns=["faulted", "faults", "retake"])
+        rows = table.to_pylist()
+        faulted = sum(1 for row in rows if row["faulted"])
         marked = f", {faulted} marked faulted" if faulted else ""
-        print(f"contract: {run_dir}: ok ({table.num_rows} rows{marked})")
+        retaken = sum(1 for row in rows if row["retake"])
+        print(
+            f"contract: {run_dir}: ok ({table.num_rows} rows{marked}; {counts_text(counts(rows), retaken)})"
+        )
     return 1 if problems else 0
 
 

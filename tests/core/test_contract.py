@@ -53,7 +53,8 @@ def rewrite(run, rows):
 
 def test_valid_run(run, capsys):
     assert validate(run) == []
-    assert main([str(run)]) == 0 and "ok (4 rows)" in capsys.readouterr().out
+    out = capsys.readouterr().out if main([str(run)]) == 0 else ""
+    assert "ok (4 rows; marked: 0 stall, 0 gc, 0 outlier; 0 measured again)" in out
 
 
 def test_unknown_column_is_refused():
@@ -120,7 +121,7 @@ def test_the_same_cell_of_two_datasets_is_no_duplicate(run):
 
 def test_duplicates_and_schema(run):
     rewrite(run, [row("parquet", "1d")] * 2 + [row("iceberg/as_ingested", w) for w in ("1d", "7d")])
-    assert validate(run) == ["1 duplicate (dataset, query, variant, window, repetition) rows"]
+    assert validate(run) == ["1 duplicate (dataset, query, variant, window, repetition, retake) rows"]
     pq.write_table(to_table([row("parquet", "1d")]).drop_columns(["bytes_scanned"]), run / MEASUREMENTS)
     (problem,) = validate(run)
     assert "schema differs" in problem and "bytes_scanned" in problem

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 
@@ -39,3 +40,17 @@ def test_a_kill_at_several_arrivals_kills_at_each(monkeypatch):
         for proc in procs:
             proc.kill()
             proc.wait()
+
+
+def test_a_pause_names_its_processes(monkeypatch):
+    from icelab.core.failpoints import _PAUSE, _pids
+
+    spec = _PAUSE.fullmatch("protocol.measurement:40+0.2@radosgw/60")
+    assert spec is not None and (spec["nth"], spec["delay"], spec["target"], spec["seconds"]) == (
+        "40",
+        "0.2",
+        "radosgw",
+        "60",
+    )
+    assert _pids("driver") == [os.getpid()]
+    assert _pids("no-such-program") == []

@@ -78,11 +78,15 @@ def test_valid_runs_pass_and_older_ones_are_named(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert "ok      manifest_health/20261121T124318Z-c9f1a0" in lines
     older = {line.split()[1].rstrip(":"): line for line in lines if line.startswith("older")}
-    s3 = "s3_requests, s3_list_requests, s3_head_requests, s3_get_requests, s3_retries, faults, faulted"
-    # The canonical run predates only the request counts; the manifest_8mb runs the plan facts too.
-    assert older.pop("canonical/20261121T134249Z-cce90f").endswith(f"columns {s3}")
+    s3 = (
+        "s3_requests, s3_list_requests, s3_head_requests, s3_get_requests, s3_retries, s3_request_ms, "
+        "s3_longest_ms, gc_ms, pause_ms, faults, faulted"
+    )
+    # The canonical run predates only the retakes and the request counts; the manifest_8mb runs
+    # the plan facts too.
+    assert older.pop("canonical/20261121T134249Z-cce90f").endswith(f"columns retake, {s3}")
     assert set(older) == {"manifest_8mb/20261121T114058Z-ef97e6", "manifest_8mb/20261121T114416Z-ac7555"}
-    assert all(f"setup, {s3}, pushed_filters" in line for line in older.values())
+    assert all(f"setup, retake, {s3}, pushed_filters" in line for line in older.values())
     assert lines[-1] == f"validate: 6 runs under {FIXTURE}: 6 valid (3 under an older contract), 0 broken"
 
 

@@ -18,7 +18,8 @@ class ProtocolConfig(_Strict):
     executions: int = Field(ge=0, description="measured rounds that also run the query to completion")
     unstable_iqr: float = Field(gt=0, description="flag a median when IQR / median exceeds this")
     keep_faulted: bool = Field(
-        default=False, description="medians keep measurements that met a store fault or an S3 retry"
+        default=False,
+        description="medians keep measurements marked faulted (a store fault, an S3 retry, a stall)",
     )
     overhead_pairs: int = Field(ge=0, description="measure() vs plain collect pairs per variant and query")
     overhead_window: WindowName
@@ -30,6 +31,12 @@ class ProtocolConfig(_Strict):
         default=0.05, gt=0, description="the last k agree when (max - min) / median is at most this"
     )
     steady_cap: int = Field(default=10, ge=1, description="executed warm-ups per case at most")
+    retakes: int = Field(
+        default=1,
+        ge=0,
+        description="times a measured repetition marked a stall, a garbage collection or an outlier "
+        "is measured again (icelab/bench/stalls.py; 0: never)",
+    )
     timeout_s: float | None = Field(
         default=None,
         gt=0,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from icelab.analysis import fault_runs
+from icelab.analysis import fault_runs, stall_runs
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import provenance
 
@@ -58,7 +58,22 @@ def medium_table(results: Path) -> str:
     )
 
 
+# The external stalls: a process stopped from outside the measurements, beside a clean run.
+STALL_CASES = ("store-stopped", "driver-stopped", "jvm-paused")
+
+
+def stall_table(results: Path) -> str:
+    """One row a stalled row of each stall case: its mark, its cell's median and the clean run's."""
+    clean, found = stall_runs.stall_runs(results / "reference" / "stalls", STALL_CASES)
+    return render(
+        "reliability/stalls.md.j2",
+        runs=[s | {"provenance": provenance(s.run)} for s in map(vars, found)],
+        clean=provenance(clean),
+    )
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "reliability-faults": fault_table,
+    "reliability-stalls": stall_table,
     "reliability-medium": medium_table,
 }

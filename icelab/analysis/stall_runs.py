@@ -1,0 +1,114 @@
+"""The stored stall runs of docs/reliability.md: `results/reference/stalls/<case>/<run_id>/`, one
+case a directory, each a smoke run with a process stopped from outside the measurements
+(`ICELAB_PAUSE_AT`), beside a clean smoke run (`clean`).
+
+Per run: the rows marked per reason (`icelab/bench/stalls.py`), the retakes, and per stalled row
+its cell: the stalled timing, the cell's median over the rows that count (the stalled row left
+out, its retake in), and the same cell's median in the clean run.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from icelab.analysis.rows import counted
+from icelab.analysis.stored_run import stored
+from icelab.bench import stalls
+from icelab.core.runs import Run, find_runs, latest_runs
+
+CLEAN = "clean"
+TIMINGS = ("planning_ms", "execution_ms")
+CELL = ["query_id", "variant", "window"]
+
+
+@dataclass(frozen=True)
+class StalledRow:
+    """One row a stall run marked, and its cell."""
+
+    faults: str
+    query_id: str
+    variant: str
+    window: str
+    timing: str  # the timing the stall went into: the one furthest above the cell's median
+    stalled_ms: float
+    median_ms: float | None  # the cell's median over the rows that count, its retake in
+    clean_ms: float | None  # the same cell's median in the clean run
+    retaken: bool
+
+
+@dataclass(frozen=True)
+class StallRun:
+    """One stall case's stored run."""
+
+    case: str
+    run: Run
+    status: str
+    rows: int
+    marked: dict[str, int]  # rows per reason (stalls.REASONS)
+    retakes: int
+    stalled: list[StalledRow]
+
+
+def _measured(run: Run) -> pd.DataFrame:
+    rows = stored(run).measurements()
+    return rows[~rows["warmup"].astype(bool)]
+
+
+def _median(rows: pd.DataFrame, key: tuple, timing: str) -> float | None:
+    cell = rows[(rows[CELL] == pd.Series(key, index=CELL)).all(axis=1)][timing].dropna()
+    return round(float(statistics.median(cell)), 1) if len(cell) else None
+
+
+def read(case: str, run: Run, clean: pd.DataFrame) -> StallRun:
+    """What the stored run of stall case `case` shows, beside the clean run's counted rows."""
+    rows = _measured(run)
+    found = rows.to_dict("records")
+    kept = counted(rows)
+    stalled = []
+    for r in found:
+        if not stalls.reasons(r) or r.get("retake"):
+            continue
+        key = tuple(r[k] for k in CELL)
+        medians = {t: _median(kept, key, t) for t in TIMINGS if r.get(t) is not None and not pd.isna(r[t])}
+        timing = max(medians, key=lambda t: r[t] / medians[t] if medians[t] else 0.0)
+        retaken = any(o.get("retake") and tuple(o[k] for k in CELL) == key for o in found)
+        stalled.append(
+            StalledRow(
+                faults=str(r["faults"]),
+                query_id=key[0],
+                variant=key[1],
+                window=key[2],
+                timing=timing,
+                stalled_ms=round(float(r[timing]), 1),
+                median_ms=medians[timing],
+                clean_ms=_median(clean, key, timing),
+                retaken=retaken,
+            )
+        )
+    return StallRun(
+        case=case,
+        run=run,
+        status=run.status,
+        rows=len(stored(run).measurements()),
+        marked=stalls.counts(found),
+        retakes=sum(1 for r in found if r.get("retake")),
+        stalled=stalled,
+    )
+
+
+def stall_runs(root: Path, cases: tuple[str, ...]) -> tuple[Run, list[StallRun]]:
+    """The clean run and the newest run of each case under `root`, in the order of `cases`.
+
+    Raises:
+        LookupError: a case, or the clean run, has no stored run.
+    """
+    newest = latest_runs(find_runs(root), include_incomplete=True)
+    missing = [c for c in (CLEAN, *cases) if c not in newest]
+    if missing:
+        raise LookupError(f"no stored run of stall case(s) {', '.join(missing)} under {root}")
+    clean = counted(_measured(newest[CLEAN]))
+    return newest[CLEAN], [read(case, newest[case], clean) for case in cases]
