@@ -1,6 +1,7 @@
 """The stored stall runs of docs/reliability.md: `results/reference/stalls/<case>/<run_id>/`, one
 case a directory, each a smoke run with a process stopped from outside the measurements
-(`ICELAB_PAUSE_AT`), beside a clean smoke run (`clean`).
+(`ICELAB_PAUSE_AT`), beside a clean smoke run of the same settings (`clean`, or `clean-latency`
+for the case run with the delay proxy's latency).
 
 Per run: the rows marked per reason (`icelab/bench/stalls.py`), the retakes, and per stalled row
 its cell: the stalled timing, the cell's median over the rows that count (the stalled row left
@@ -37,6 +38,7 @@ class StalledRow:
     stalled_ms: float
     median_ms: float | None  # the cell's median over the rows that count, its retake in
     clean_ms: float | None  # the same cell's median in the clean run
+    clean_range_ms: tuple[float, float] | None  # its rows' smallest and largest: that session's noise
     retaken: bool
 
 
@@ -63,6 +65,11 @@ def _median(rows: pd.DataFrame, key: tuple, timing: str) -> float | None:
     return round(float(statistics.median(cell)), 1) if len(cell) else None
 
 
+def _range(rows: pd.DataFrame, key: tuple, timing: str) -> tuple[float, float] | None:
+    cell = rows[(rows[CELL] == pd.Series(key, index=CELL)).all(axis=1)][timing].dropna()
+    return (round(float(cell.min()), 1), round(float(cell.max()), 1)) if len(cell) else None
+
+
 def read(case: str, run: Run, clean: pd.DataFrame) -> StallRun:
     """What the stored run of stall case `case` shows, beside the clean run's counted rows."""
     rows = _measured(run)
@@ -86,6 +93,7 @@ def read(case: str, run: Run, clean: pd.DataFrame) -> StallRun:
                 stalled_ms=round(float(r[timing]), 1),
                 median_ms=medians[timing],
                 clean_ms=_median(clean, key, timing),
+                clean_range_ms=_range(clean, key, timing),
                 retaken=retaken,
             )
         )
@@ -100,15 +108,17 @@ def read(case: str, run: Run, clean: pd.DataFrame) -> StallRun:
     )
 
 
-def stall_runs(root: Path, cases: tuple[str, ...]) -> tuple[Run, list[StallRun]]:
-    """The clean run and the newest run of each case under `root`, in the order of `cases`.
+def stall_runs(root: Path, cases: dict[str, str]) -> tuple[dict[str, Run], list[StallRun]]:
+    """The clean runs and the newest run of each case under `root`, each case beside its clean
+    case (`cases`: case -> clean case), in the order of `cases`.
 
     Raises:
-        LookupError: a case, or the clean run, has no stored run.
+        LookupError: a case, or a clean case, has no stored run.
     """
     newest = latest_runs(find_runs(root), include_incomplete=True)
-    missing = [c for c in (CLEAN, *cases) if c not in newest]
+    missing = [c for c in {*cases, *cases.values()} if c not in newest]
     if missing:
-        raise LookupError(f"no stored run of stall case(s) {', '.join(missing)} under {root}")
-    clean = counted(_measured(newest[CLEAN]))
-    return newest[CLEAN], [read(case, newest[case], clean) for case in cases]
+        raise LookupError(f"no stored run of stall case(s) {', '.join(sorted(missing))} under {root}")
+    cleans = {c: newest[c] for c in dict.fromkeys(cases.values())}
+    counted_rows = {c: counted(_measured(run)) for c, run in cleans.items()}
+    return cleans, [read(case, newest[case], counted_rows[clean]) for case, clean in cases.items()]

@@ -58,17 +58,18 @@ def medium_table(results: Path) -> str:
     )
 
 
-# The external stalls: a process stopped from outside the measurements, beside a clean run.
-STALL_CASES = ("store-stopped", "driver-stopped", "jvm-paused")
+# The external stalls: a process stopped from outside the measurements, each beside a clean run
+# of the same settings (the driver's stop runs with the delay proxy's latency, so its clean one too).
+STALL_CASES = {"store-stopped": "clean", "driver-stopped": "clean-latency", "jvm-paused": "clean"}
 
 
 def stall_table(results: Path) -> str:
     """One row a stalled row of each stall case: its mark, its cell's median and the clean run's."""
-    clean, found = stall_runs.stall_runs(results / "reference" / "stalls", STALL_CASES)
+    cleans, found = stall_runs.stall_runs(results / "reference" / "stalls", STALL_CASES)
     return render(
         "reliability/stalls.md.j2",
-        runs=[s | {"provenance": provenance(s.run)} for s in map(vars, found)],
-        clean=provenance(clean),
+        runs=[vars(s) | {"provenance": provenance(s.run), "clean": STALL_CASES[s.case]} for s in found],
+        cleans={c: provenance(run) for c, run in cleans.items()},
     )
 
 
