@@ -33,6 +33,7 @@ class FaultRun:
     faults: dict[str, int]  # marked rows per fault named in the `faults` column
     answers: bool | None  # run.json's answers_agree (None: not checked, e.g. interrupted first)
     detect_s: float | None  # the longest wall time of a marked measurement (None: none marked)
+    after_rounds_s: float | None = None  # nothing marked, interrupted: from the last row to the end
 
 
 def _utc(text: str) -> dt.datetime:
@@ -50,6 +51,15 @@ def detect_seconds(measurements: pd.DataFrame, started_utc: str | None) -> float
     marked = rows["faulted"].astype("boolean").fillna(False).astype(bool)
     waits = (rows["at"] - before)[marked].dropna()
     return float(waits.max().total_seconds()) if len(waits) else None
+
+
+def after_rounds_seconds(measurements: pd.DataFrame, finished_utc: str | None) -> float | None:
+    """From the last row to the run's end: how long a run whose store was lost after the rounds
+    (nothing marked) took to know it and end (None: no rows or no end)."""
+    if measurements.empty or not finished_utc:
+        return None
+    last = max(_utc(t) for t in measurements["measured_utc"])
+    return round((_utc(finished_utc) - last).total_seconds(), 1)
 
 
 def _first_line(error: str | None) -> str | None:
@@ -78,6 +88,11 @@ def read(case: str, run: Run) -> FaultRun:
         faults=_faults(marked) if len(marked) else {},
         answers=meta.get("answers_agree"),
         detect_s=detect_seconds(rows, meta.get("started_utc")),
+        after_rounds_s=(
+            after_rounds_seconds(rows, meta.get("finished_utc"))
+            if not len(marked) and run.status == "interrupted"
+            else None
+        ),
     )
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from icelab.bench.measure import result_checksum
+from icelab.bench.store_guard import Phase
 from icelab.bench.windows import QUERIES, Window, load_query
 from icelab.core import storage
 from icelab.core.errors import UserError
@@ -64,22 +65,30 @@ def check(
     with_duckdb: bool,
     duckdb_memory: str,
     progress: bool = True,
+    phase: Phase | None = None,
 ) -> list[dict[str, Any]]:
-    """One record per (query, window): Spark's answers, DuckDB's, and whether all agree."""
+    """One record per (query, window): Spark's answers, DuckDB's, and whether all agree. A lost
+    store (`phase`, `store_guard`) interrupts DuckDB's query and ends the check."""
     path = storage.duckdb_path(dataset.parquet_uri)  # local, or s3:// on the run's object store
     con = duckdb_connection(memory_limit=duckdb_memory) if with_duckdb and path else None
     if con is not None:
         con.execute("SET TimeZone = 'UTC'")  # the queries' timestamp literals are UTC, as in Spark
+        if phase is not None:
+            phase.on_stop(con.interrupt)
     by_name = {w.name: w for w in windows}
     records = []
     answers = spark_answers(measurements).to_dict("records")
     for rec in tqdm(answers, desc="answers", unit="query", disable=not progress or con is None):
         duck = error = None
+        if phase is not None:
+            phase.check()
         if con is not None:
             template = duckdb_template(rec["query_id"])
             try:
                 duck = duckdb_answer(con, template, parquet_source(path), by_name[rec["window"]])
             except duckdb.Error as exc:  # recorded and counted, as a failing Spark query is
+                if phase is not None:
+                    phase.check(failed=True)  # the store was lost: that ends the run, not this
                 error = str(exc).strip().splitlines()[0][:500]
         status = duckdb_status(rec["checksums"], duck, error, checked=con is not None)
         agree = len(rec["checksums"]) == 1 and status in ("agree", "off")
@@ -123,9 +132,11 @@ def check_run(
     windows: list[Window],
     verify: Any,
     progress: bool = True,
+    phase: Phase | None = None,
 ) -> list[dict[str, Any]]:
     """`check` with the config's `verify` settings, written to the run's answers.json."""
-    checked = check(measurements, dataset, windows, bool(verify.duckdb), str(verify.duckdb_memory), progress)
+    duck, memory = bool(verify.duckdb), str(verify.duckdb_memory)
+    checked = check(measurements, dataset, windows, duck, memory, progress, phase)
     write_json(run_dir / "answers.json", checked)
     return checked
 

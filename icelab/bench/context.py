@@ -24,6 +24,7 @@ from icelab.core.config import (
     dataset_config,
     engine_config,
     paths_config,
+    protocol_config,
     storage_config,
 )
 from icelab.core.errors import UserError
@@ -213,6 +214,8 @@ def open_context(cfg: DictConfig, data: bool = True, dataset_dir: str | None = N
     built on a store); checked as the data directory is.
     """
     ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
+    if "protocol" in cfg:
+        run_state.deadline(protocol_config(cfg).deadline_s)
     store_cfg = storage_config(cfg)
     locks.wait_s = lock_wait(cfg)
     locks.owner = f"experiment {cfg.experiment.name} on dataset {ds.name}"

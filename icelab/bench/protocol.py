@@ -35,7 +35,7 @@ from icelab.bench.stalls import JvmClock, counts, counts_text, mark, row_marks
 from icelab.bench.store_watch import OUTAGE, StoreWatch
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
-from icelab.core import failpoints
+from icelab.core import failpoints, run_state
 from icelab.core.config import ProtocolConfig
 from icelab.core.errors import UserError
 from icelab.core.jvm import stop_jvm
@@ -235,6 +235,7 @@ def run_rounds(
     def one(case: Case, repetition: int, warmup: bool, execute: bool, retake: int = 0) -> dict[str, Any]:
         if fresh_jvm:
             renew()
+        run_state.doing(f"measuring {case.query_id} {case.variant.label} {case.window.name}")
         before, gc_before, paused_before = watch.snapshot(), clock.gc_ms(), clock.pause_ms()
         ended = None
         try:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icelab.core import run_state
 from icelab.core.runs import resolve_run, run_parser
 
 
@@ -36,6 +37,7 @@ def draw_charts(draw: bool, write: Callable[[Path], list[Path]], run_dir: Path) 
     """
     if not draw:
         return "charts: not drawn (charts=false; `icelab charts` draws them from the results)"
+    run_state.doing("charts")
     return f"charts: {', '.join(p.name for p in write(run_dir))}"
 
 

@@ -12,13 +12,18 @@ never mistake a dead run for a live or finished one.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import fcntl
 import functools
 import json
 import os
+import shutil
+import signal
 import socket
 import sys
+import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,6 +42,59 @@ _open: dict[Path, int] = {}
 _final: dict[Path, Callable[[], dict[str, Any]]] = {}
 
 F = TypeVar("F", bound=Callable[..., Any])
+# The driver JVM's Spark log (icelab/core/log4j2.properties): one file a process, in this user's
+# temporary directory, copied into a run's directory as spark.log when the run ends.
+spark_log = Path(tempfile.gettempdir()) / f"icelab-{os.getuid()}" / f"spark-{os.getpid()}.log"
+SPARK_LOG = "spark.log"
+# What the run is doing now (a measurement, a phase after the rounds), for the line a deadline prints.
+_doing = "starting"
+DEADLINE_GRACE_S = 30.0  # after the deadline's first SIGINT, a second one this much later
+
+
+def doing(what: str) -> None:
+    """Say what the run is doing now (`protocol.deadline_s` names it when it passes)."""
+    global _doing
+    _doing = what
+
+
+class Deadline:
+    """`protocol.deadline_s`, the run's last guard: once it passes, Spark's jobs are cancelled and
+    the process gets SIGINT, so the protocol stops after the measurement in flight (a phase after
+    the rounds at once); `DEADLINE_GRACE_S` later, a second SIGINT aborts. `tracked` then ends the
+    run interrupted, every row kept, naming what it was doing."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.line: str | None = None
+        self._done = threading.Event()
+        threading.Thread(target=self._run, name="icelab-deadline", daemon=True).start()
+
+    def _run(self) -> None:
+        if self._done.wait(self.seconds):
+            return
+        self.line = f"protocol.deadline_s={self.seconds:g} passed while {_doing}"
+        from pyspark import SparkContext  # only a run with a deadline pays the import here
+
+        with contextlib.suppress(Exception):
+            if SparkContext._active_spark_context is not None:
+                SparkContext._active_spark_context.cancelAllJobs()
+        os.kill(os.getpid(), signal.SIGINT)
+        if not self._done.wait(DEADLINE_GRACE_S):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def cancel(self) -> None:
+        self._done.set()
+
+
+_deadline: Deadline | None = None
+
+
+def deadline(seconds: float | None) -> None:
+    """Start the run's deadline (None: none); `tracked` cancels it when the run ends."""
+    global _deadline
+    if _deadline is not None:
+        _deadline.cancel()
+    _deadline = Deadline(seconds) if seconds else None
 
 
 def now() -> str:
@@ -112,6 +170,9 @@ def finish(run_dir: Path, status: str, **fields: Any) -> None:
     """End a run this process opened: final status in run.json, then release its lock."""
     final = _final.pop(run_dir, dict)
     update(run_dir, status=status, finished_utc=now(), **final(), **fields)
+    if spark_log.is_file():  # Spark's errors and stack traces, kept off the console
+        with contextlib.suppress(OSError):
+            shutil.copyfile(spark_log, run_dir / SPARK_LOG)
     fd = _open.pop(run_dir, None)
     if fd is not None:
         os.close(fd)  # closing drops the lock
@@ -224,8 +285,15 @@ def tracked(func: F) -> F:
             print(f"icelab: {exc}; run interrupted{', ' if kept else ''}{kept}", file=sys.stderr)
             return SystemExit(3)
 
+        global _deadline
         try:
-            result = func(*args, **kwargs)
+            try:
+                result = func(*args, **kwargs)
+            except BaseException as exc:
+                # Past the deadline, whatever it broke (a cancelled job, its SIGINT) ends the run so.
+                if _deadline is not None and _deadline.line is not None and not isinstance(exc, SystemExit):
+                    raise RunInterrupted(_deadline.line) from None
+                raise
         except KeyboardInterrupt:
             for run_dir in end(INTERRUPTED):
                 print(f"icelab: interrupted: what was measured is kept in {run_dir}", file=sys.stderr)
@@ -238,6 +306,10 @@ def tracked(func: F) -> F:
                 raise interrupted(outage) from None
             end(FAILED, error=repr(exc)[:500])
             raise
+        finally:
+            if _deadline is not None:
+                _deadline.cancel()
+                _deadline = None
         end(COMPLETE)
         return result
 

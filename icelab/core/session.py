@@ -13,14 +13,15 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from icelab.core import cluster, locks
+from icelab.core import cluster, locks, run_state
 from icelab.core.config import EngineConfig, flatten
 from icelab.core.errors import UserError
 from icelab.core.jvm import stop_jvm
 from icelab.core.preflight import check_java, iceberg_jar
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
-LOG4J = Path(__file__).with_name("log4j2.properties")
+LOG4J = Path(__file__).with_name("log4j2.properties")  # the driver's: to a file (run_state.spark_log)
+LOG4J_EXECUTOR = Path(__file__).with_name("log4j2-executor.properties")  # to the worker's stderr file
 JDO_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
 
 # Settings every run needs whatever the engine: results and checksums depend on them.
@@ -84,7 +85,8 @@ def session_conf(
         store: the object store's S3A settings and jars (icelab.core.object_store), if any.
     """
     jar = iceberg_jar(engine.iceberg_jar)
-    java_options = f"-Dlog4j2.configurationFile=file:{LOG4J} {engine.java_options}".strip()
+    log = f"-Dicelab.spark_log={run_state.spark_log}"
+    java_options = f"-Dlog4j2.configurationFile=file:{LOG4J} {log} {engine.java_options}".strip()
     conf = {
         "spark.master": master or engine.master or "(started by icelab)",
         "spark.app.name": engine.app_name,
@@ -104,7 +106,9 @@ def session_conf(
         # given in engine.conf come after, so theirs win.
         conf["spark.pyspark.python"] = cluster.python_exec()
         given = conf.get("spark.executor.extraJavaOptions", "")
-        conf["spark.executor.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{LOG4J} {given}".strip()
+        conf["spark.executor.extraJavaOptions"] = (
+            f"-Dlog4j2.configurationFile=file:{LOG4J_EXECUTOR} {given}".strip()
+        )
     if engine.isolate_workers:
         # Every worker is 127.0.0.1, so an executor would read another's shuffle files straight from
         # "its" disk; each sits in a mount namespace of its own, as on hosts of their own, so
@@ -184,6 +188,7 @@ def get_session(
         master = running.url
         # PySpark takes its workers' Python from the environment, not from spark.pyspark.python.
         os.environ["PYSPARK_PYTHON"] = cluster.python_exec()
+    run_state.spark_log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     conf = session_conf(engine, master, store)
     wanted = jvm_settings(engine, conf)
     check_same_jvm(wanted)

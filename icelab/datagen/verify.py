@@ -50,6 +50,10 @@ def _extension(name: str) -> str:
 DUCKDB_MEMORY = "3GB"
 
 
+DUCKDB_HTTP_RETRIES = 1
+DUCKDB_HTTP_TIMEOUT_S = 10
+
+
 def duckdb_connection(threads: int = 2, memory_limit: str = DUCKDB_MEMORY) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the avro and iceberg extensions loaded (avro first), and with
     httpfs and the store's S3 secret while an object store is open (it reads `s3://` there).
@@ -67,6 +71,10 @@ def duckdb_connection(threads: int = 2, memory_limit: str = DUCKDB_MEMORY) -> du
     if store is not None:
         con.execute(f"LOAD '{_extension('httpfs')}'")
         con.execute(store.duckdb_secret())
+        # One read of a store that stopped answering fails in seconds, not after 3 retries of a
+        # 30 s timeout each (DuckDB's defaults); a healthy store never waits on either.
+        con.execute(f"SET http_retries = {DUCKDB_HTTP_RETRIES}")
+        con.execute(f"SET http_timeout = {DUCKDB_HTTP_TIMEOUT_S}")
     return con
 
 

@@ -17,10 +17,11 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from icelab.analysis import stats
-from icelab.bench import answers, page_cache
+from icelab.bench import answers
 from icelab.bench.context import open_context
 from icelab.bench.protocol import query_cases
 from icelab.bench.recorder import Recorder
+from icelab.bench.store_guard import bounded, page_cache
 from icelab.bench.variants import check_setup_profiles, setup_variants, table_state
 from icelab.bench.windows import check_window, header, load_query, query_ids, window_in_data
 from icelab.charts import draw_charts
@@ -129,7 +130,8 @@ def run(cfg: DictConfig) -> Path:
     recorder.record(ctx.spark, all_cases, protocol, base, progress, data_uri=ds.uri)
     measurements = pd.DataFrame(recorder.rows)
     windows = list({w.name: w for _, w in queries}.values())
-    checked = answers.check_run(run_dir, measurements, ds, windows, cfg.verify, progress)
+    with bounded(ctx.spark, "answers") as phase:
+        checked = answers.check_run(run_dir, measurements, ds, windows, cfg.verify, progress, phase)
     recorder.close(answers_agree=all(rec["agree"] for rec in checked))
     print(
         finish(

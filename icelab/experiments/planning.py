@@ -22,6 +22,7 @@ from icelab.bench.context import Context, open_context
 from icelab.bench.measure import overhead_pairs
 from icelab.bench.protocol import Case, cases
 from icelab.bench.recorder import Recorder
+from icelab.bench.store_guard import Phase, bounded
 from icelab.bench.variants import Variant, settings, table_state, variants
 from icelab.bench.windows import Window, load_query, window_in_data
 from icelab.charts import draw_charts
@@ -39,16 +40,26 @@ from icelab.core.results import write_csv
 
 
 def measure_overhead(
-    spark: SparkSession, all_cases: list[Case], window: str, pairs: int, progress: bool = True
+    spark: SparkSession,
+    all_cases: list[Case],
+    window: str,
+    pairs: int,
+    progress: bool = True,
+    phase: Phase | None = None,
 ) -> pd.DataFrame:
-    """measure() against a plain collect of the same query, per variant and query, at one window."""
+    """measure() against a plain collect of the same query, per variant and query, at one window;
+    between cases, `phase` stops it when the store was lost (`store_guard`)."""
     rows = []
     chosen = [c for c in all_cases if c.window.name == window] if pairs else []
     # Each pair executes twice: through a slow store that is minutes, so it has its bar.
     for case in tqdm(chosen, desc="overhead pairs", unit="case", disable=not progress or not chosen):
+        if phase is not None:
+            phase.check()
         with settings(spark, case.variant):
             for pair in overhead_pairs(spark, case.sql, pairs):
                 rows.append({"query_id": case.query_id, "variant": case.variant.label, **pair})
+                if phase is not None and None in (pair["measured_total_ms"], pair["plain_ms"]):
+                    phase.check(failed=True)  # a failed side: is the store still there?
     frame = pd.DataFrame(rows, columns=["query_id", "variant", "pair", "measured_total_ms", "plain_ms"])
     timed = ["measured_total_ms", "plain_ms"]
     frame[timed] = frame[timed].astype(float)  # a failed side is None: its pair's overhead is NaN
@@ -217,12 +228,14 @@ def _finish(
     run_dir: Path,
 ) -> None:
     progress = bool(ctx.cfg.progress)
-    overhead = measure_overhead(
-        ctx.spark, all_cases, protocol.overhead_window, protocol.overhead_pairs, progress
-    )
+    with bounded(ctx.spark, "overhead pairs") as phase:
+        overhead = measure_overhead(
+            ctx.spark, all_cases, protocol.overhead_window, protocol.overhead_pairs, progress, phase
+        )
     write_csv(run_dir / "overhead.csv", overhead)
     measurements = pd.DataFrame(recorder.rows)
-    checked = answers.check_run(run_dir, measurements, ds, windows, ctx.cfg.verify, progress)
+    with bounded(ctx.spark, "answers") as phase:
+        checked = answers.check_run(run_dir, measurements, ds, windows, ctx.cfg.verify, progress, phase)
     recorder.close(answers_agree=all(rec["agree"] for rec in checked))
     summary = stats.summarize(measurements, protocol.unstable_iqr, protocol.keep_faulted)
     write_csv(run_dir / "summary.csv", summary)

@@ -11,6 +11,7 @@ without them, except in CI (CI=true), which installs both: there they fail.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -38,7 +39,7 @@ from icelab.core.object_store import RGW_ACCESS_KEY, RGW_SECRET_KEY, rgw
 from icelab.core.object_store.proxy import DelayProxy, RequestCounter, path_kind
 from tests.conftest import start_run_py as run_py
 from tests.core.test_exposure import listening, public
-from tests.reliability import MICRO
+from tests.reliability import MICRO, PLANNED
 
 REPO = Path(__file__).resolve().parents[2]
 LATENCY_MS = 4  # small: the build sends some 1,700 requests, each paying it
@@ -647,6 +648,15 @@ ONE_ATTEMPT = [
 ]
 
 
+# The store lost after the last measurement, at the start of a phase that reads it; the store
+# is not waited for (storage.outage_wait_s=0), so the bound is the detection's: the run must end
+# within LATE_BOUND_S of the kill. Unbounded, the overhead pairs fail one by one through S3A's
+# retries and the run ends complete; the answers check waits on DuckDB's.
+LATE = ["storage.outage_wait_s=0"]
+LATE_PHASES = (("overhead_pairs", ["protocol.overhead_pairs=1"]), ("answers", ["verify.duckdb=true"]))
+LATE_BOUND_S = 0 + 60
+
+
 @pytest.fixture(scope="module")
 def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """Two micro runs on the `runs` store (its data reused), RGW killed after a measurement:
@@ -656,8 +666,10 @@ def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
     tmp = tmp_path_factory.mktemp("outage")
     out = {}
     for name, kill_at, extra in (
-        ("lost", "protocol.measurement:2@radosgw", ["storage.outage_wait_s=0"]),
-        ("back", "protocol.measurement:3@radosgw", ["protocol.repetitions=1"]),
+        ("lost", "protocol.measurement:2@radosgw", [*ONE_ATTEMPT, "storage.outage_wait_s=0"]),
+        ("back", "protocol.measurement:3@radosgw", [*ONE_ATTEMPT, "protocol.repetitions=1"]),
+        # Lost after the rounds (issue 75), with S3A's and DuckDB's settings as a user has them.
+        *((f"late-{p}", f"phase.{p}@radosgw", [*LATE, *more]) for p, more in LATE_PHASES),
     ):
         mark = f"icelab-outage-{name}-{os.getpid()}"
         before = set((tmp / "results" / "runs" / "smoke").glob("*"))
@@ -666,7 +678,6 @@ def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
             *micro(tmp),
             "storage=object",
             f"storage.dir={runs['store']}",
-            *ONE_ATTEMPT,
             *extra,
             env=os.environ | {"ICELAB_KILL_AT": kill_at, "ICELAB_TEST_MARK": mark},
         )
@@ -683,6 +694,7 @@ def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
             "stdout": stdout,
             "stderr": stderr,
             "seconds": time.monotonic() - t0,
+            "ended_utc": dt.datetime.now(dt.timezone.utc),
             "run": found.pop() if found else None,
             "left": carrying(mark),
         }
@@ -751,6 +763,24 @@ def test_a_store_restarted_within_the_bound_lets_the_run_finish(outages, runs):
     # The interrupted run before it stays interrupted; nothing of either is left running.
     assert json.loads((outages["lost"]["run"] / "run.json").read_text())["status"] == "interrupted"
     assert back["left"] == [] and daemons_of(runs["store"]) == []
+
+
+@needs_ceph
+@pytest.mark.parametrize("phase", [p for p, _ in LATE_PHASES])
+def test_a_store_lost_after_the_rounds_ends_the_run_within_its_bound(outages, runs, phase):
+    late = outages[f"late-{phase}"]
+    assert late["code"] == 3, late["stderr"][-3000:]
+    said = [line for line in late["stderr"].splitlines() if line.startswith("icelab:")]
+    assert len(said) == 1 and f"stopped answering during {phase.replace('_', ' ')}" in said[0], said
+    # Spark's errors and Java's stack traces went to the run's spark.log, not to the console.
+    assert not [line for line in late["stderr"].splitlines() if " ERROR " in line or line.startswith("\tat ")]
+    rows = rows_of(late["run"])
+    # Every planned row measured and kept (a retake, were one marked, comes on top).
+    assert (rows["retake"] == 0).sum() == PLANNED and (rows["status"] == "ok").all()
+    last = pd.to_datetime(rows["measured_utc"]).max()
+    assert (late["ended_utc"] - last).total_seconds() <= LATE_BOUND_S, late["stderr"][-3000:]
+    record = json.loads((late["run"] / "run.json").read_text())
+    assert record["status"] == "interrupted" and late["left"] == []
 
 
 # Executors that share no disk with the driver: the standalone cluster's workers in a mount

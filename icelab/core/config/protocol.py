@@ -37,6 +37,12 @@ class ProtocolConfig(_Strict):
         description="times a measured repetition marked a stall, a garbage collection or an outlier "
         "is measured again (icelab/bench/stalls.py; 0: never)",
     )
+    deadline_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="the run's last guard: past this many seconds from its start it ends interrupted, "
+        "every row kept, saying what it was doing (off by default; on in CI)",
+    )
     timeout_s: float | None = Field(
         default=None,
         gt=0,

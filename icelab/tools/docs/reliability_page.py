@@ -22,6 +22,8 @@ CASES = (
     "store-stall",
     "store-outage-restart",
     "store-outage-gone",
+    "store-lost-overhead",
+    "store-lost-answers",
     "worker-lost-survivor",
     "worker-lost-all",
     "workers-isolated",
