@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from icelab.bench.recorder import recover
@@ -236,6 +237,7 @@ def open_context(cfg: DictConfig, data: bool = True, dataset_dir: str | None = N
     # A standalone cluster icelab starts logs beside the runs: the run directory comes later.
     clusters = Path(paths.results_dir) / "clusters"
     spark = get_session(engine, clusters, store.spark_conf() if store else None, private)
+    run_state.on_deadline(lambda: SparkContext._active_spark_context.cancelAllJobs())
     if store is not None:
         storage.check_store(spark, store.data_dir, store.spark_endpoint)
     return Context(cfg, ds, engine, paths, spark, store_cfg, dataset_dir)

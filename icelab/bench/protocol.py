@@ -30,8 +30,9 @@ from tqdm import tqdm
 
 from icelab.bench import stalls
 from icelab.bench.cluster_watch import ClusterWatch
+from icelab.bench.jvm_clock import JvmClock
 from icelab.bench.measure import SessionEnded, measure, out_of_memory
-from icelab.bench.stalls import JvmClock, counts, counts_text, mark, row_marks
+from icelab.bench.stalls import counts, counts_text, mark, row_marks
 from icelab.bench.store_watch import OUTAGE, StoreWatch
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render

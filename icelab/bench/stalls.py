@@ -1,6 +1,6 @@
 """Stalls nobody injected: a row whose wall time its own work does not explain is marked.
 
-Each measurement records what it can about its own health (`JvmClock`, and on S3A the store's
+Each measurement records what it can about its own health (`jvm_clock.JvmClock`, and on S3A the store's
 request durations, `storage.RequestCounts`): the JVM's garbage-collection time over the
 measurement (`gc_ms`), the time S3A's requests took (`s3_request_ms`, summed) and the longest
 one when it set a new longest for the session (`s3_longest_ms`). Iceberg's own planning clock is
@@ -25,13 +25,9 @@ from __future__ import annotations
 
 import re
 import statistics
-import threading
-import time
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
-
-from pyspark.sql import SparkSession
 
 STALL_MS = 2000.0  # unexplained wall time, or one store request, that marks a stall
 GC_MS = 1000.0  # garbage collection that marks a row, when it is also ...
@@ -41,77 +37,6 @@ OUTLIER_MS = 1000.0  # ... and this far above it is an outlier
 OUTLIER_OTHERS = 1  # rows of the cell besides it, at least (the smoke run measures two rounds)
 REASONS = ("stall", "gc", "outlier")
 CELL = ("dataset", "query_id", "variant", "window")
-
-
-PAUSE_POLL_S = 0.05  # the Python sleeper's nap: an oversleep beyond it ...
-PAUSE_MIN_S = 0.5  # ... by this much is a pause of this process
-
-
-class _PythonPauses:
-    """A thread that naps `PAUSE_POLL_S` and adds up its oversleeps of `PAUSE_MIN_S` or more: the
-    time this Python process stood still (stopped, swapped out, starved), as Hadoop's
-    JvmPauseMonitor does for a JVM."""
-
-    def __init__(self) -> None:
-        self.total_s = 0.0
-        threading.Thread(target=self._run, name="icelab-pause-monitor", daemon=True).start()
-
-    def _run(self) -> None:
-        while True:
-            t0 = time.monotonic()
-            time.sleep(PAUSE_POLL_S)
-            extra = time.monotonic() - t0 - PAUSE_POLL_S
-            if extra >= PAUSE_MIN_S:
-                self.total_s += extra
-
-
-_python_pauses: _PythonPauses | None = None
-_jvm_pauses: dict[int, Any] = {}  # per driver JVM (its py4j gateway's id): Hadoop's monitor
-
-
-def _jvm_pause_monitor(spark: SparkSession) -> Any:
-    """Hadoop's JvmPauseMonitor in the driver JVM, started once per JVM: a thread that sleeps
-    500 ms and adds up its oversleeps beyond 1 s (`getTotalGcExtraSleepTime`, milliseconds)."""
-    gateway = spark.sparkContext._gateway
-    key = id(gateway)
-    if key not in _jvm_pauses:
-        monitor = gateway.jvm.org.apache.hadoop.util.JvmPauseMonitor()
-        monitor.init(spark.sparkContext._jsc.hadoopConfiguration())
-        monitor.start()
-        _jvm_pauses[key] = monitor
-    return _jvm_pauses[key]
-
-
-class JvmClock:
-    """Garbage-collection time so far: the driver JVM's, over every collector, and on a cluster
-    the executors' (Spark's status store sums their tasks' GC time as the tasks end, so a
-    collection late in a task may count in the next measurement)."""
-
-    def __init__(self, spark: SparkSession) -> None:
-        factory = spark.sparkContext._jvm.java.lang.management.ManagementFactory
-        self._beans = list(factory.getGarbageCollectorMXBeans())
-        self._store = spark.sparkContext._jsc.sc().statusStore()
-        self._jvm_pauses = _jvm_pause_monitor(spark)
-        global _python_pauses
-        if _python_pauses is None:
-            _python_pauses = _PythonPauses()
-        self._python_pauses = _python_pauses
-
-    def pause_ms(self) -> float:
-        """The time the driver JVM and this Python process stood still so far (their sleepers'
-        oversleeps), in milliseconds."""
-        return float(self._jvm_pauses.getTotalGcExtraSleepTime()) + self._python_pauses.total_s * 1000
-
-    def gc_ms(self) -> int:
-        own = sum(max(0, int(b.getCollectionTime())) for b in self._beans)
-        executors = 0
-        found = self._store.executorList(True).iterator()
-        while found.hasNext():
-            e = found.next()
-            # In local mode the one executor is the driver, whose JVM the beans already count.
-            if str(e.id()) != "driver":
-                executors += int(e.totalGCTime())
-        return own + executors
 
 
 def row_marks(row: dict[str, Any]) -> list[str]:

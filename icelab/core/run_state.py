@@ -66,6 +66,7 @@ class Deadline:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.line: str | None = None
+        self.hooks: list[Callable[[], None]] = []  # what stops the work in flight (Spark's jobs)
         self._done = threading.Event()
         threading.Thread(target=self._run, name="icelab-deadline", daemon=True).start()
 
@@ -73,11 +74,9 @@ class Deadline:
         if self._done.wait(self.seconds):
             return
         self.line = f"protocol.deadline_s={self.seconds:g} passed while {_doing}"
-        from pyspark import SparkContext  # only a run with a deadline pays the import here
-
-        with contextlib.suppress(Exception):
-            if SparkContext._active_spark_context is not None:
-                SparkContext._active_spark_context.cancelAllJobs()
+        for hook in self.hooks:
+            with contextlib.suppress(Exception):
+                hook()
         os.kill(os.getpid(), signal.SIGINT)
         if not self._done.wait(DEADLINE_GRACE_S):
             os.kill(os.getpid(), signal.SIGINT)
@@ -87,6 +86,12 @@ class Deadline:
 
 
 _deadline: Deadline | None = None
+
+
+def on_deadline(hook: Callable[[], None]) -> None:
+    """Call `hook` when the run's deadline passes (none set: never), before its SIGINT."""
+    if _deadline is not None:
+        _deadline.hooks.append(hook)
 
 
 def deadline(seconds: float | None) -> None:

@@ -17,11 +17,11 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from icelab.analysis import stats
-from icelab.bench import answers
+from icelab.bench import answers, page_cache
 from icelab.bench.context import open_context
 from icelab.bench.protocol import query_cases
 from icelab.bench.recorder import Recorder
-from icelab.bench.store_guard import bounded, page_cache
+from icelab.bench.store_guard import bounded
 from icelab.bench.variants import check_setup_profiles, setup_variants, table_state
 from icelab.bench.windows import check_window, header, load_query, query_ids, window_in_data
 from icelab.charts import draw_charts

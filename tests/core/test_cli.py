@@ -126,9 +126,9 @@ CASES = [
     pytest.param(
         ["protocol.repetitons=3"],
         "unknown key 'protocol.repetitons' in override 'protocol.repetitons=3' (did you mean 'repetitions'? "
-        "protocol has: executions, keep_faulted, overhead_pairs, overhead_window, repetitions, steady_cap, "
-        "steady_k, steady_tolerance, timeout_grace_s, timeout_s, unstable_iqr, warm_cache, warmups, "
-        "warmups_execute)",
+        "protocol has: deadline_s, executions, keep_faulted, overhead_pairs, overhead_window, repetitions, "
+        "retakes, steady_cap, steady_k, steady_tolerance, timeout_grace_s, timeout_s, unstable_iqr, "
+        "warm_cache, warmups, warmups_execute)",
         id="unknown-key",
     ),
     pytest.param(

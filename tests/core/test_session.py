@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from icelab.core import run_state
 from icelab.core.config import engine_config
 from icelab.core.errors import UserError
 from icelab.core.jvm import JVM_EXIT_GRACE_ENV, JVM_EXIT_GRACE_S, exit_grace_s
@@ -49,7 +50,8 @@ def test_java_options_come_after_icelabs_own(compose_cfg):
     engine = engine_config(compose_cfg("engine.java_options='-XX:TieredStopAtLevel=1 -Xss4m'"))
     options = session_conf(engine)["spark.driver.extraJavaOptions"].split()
     assert options[0].startswith("-Dlog4j2.configurationFile=file:")  # icelab's log config kept
-    assert options[1:] == ["-XX:TieredStopAtLevel=1", "-Xss4m"]
+    assert options[1] == f"-Dicelab.spark_log={run_state.spark_log}"  # where that config writes
+    assert options[2:] == ["-XX:TieredStopAtLevel=1", "-Xss4m"]
 
 
 def test_a_standalone_cluster_s_executors_log_and_run_python_as_the_driver(compose_cfg, monkeypatch):
