@@ -60,13 +60,18 @@ def _measured(run: Run) -> pd.DataFrame:
     return rows[~rows["warmup"].astype(bool)]
 
 
+def _cell(rows: pd.DataFrame, key: tuple, timing: str) -> pd.Series:
+    """One cell's values of `timing`."""
+    return rows[(rows[CELL] == pd.Series(key, index=CELL)).all(axis=1)][timing].dropna()
+
+
 def _median(rows: pd.DataFrame, key: tuple, timing: str) -> float | None:
-    cell = rows[(rows[CELL] == pd.Series(key, index=CELL)).all(axis=1)][timing].dropna()
+    cell = _cell(rows, key, timing)
     return round(float(statistics.median(cell)), 1) if len(cell) else None
 
 
 def _range(rows: pd.DataFrame, key: tuple, timing: str) -> tuple[float, float] | None:
-    cell = rows[(rows[CELL] == pd.Series(key, index=CELL)).all(axis=1)][timing].dropna()
+    cell = _cell(rows, key, timing)
     return (round(float(cell.min()), 1), round(float(cell.max()), 1)) if len(cell) else None
 
 

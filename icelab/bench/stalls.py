@@ -70,7 +70,7 @@ def outliers(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         if not row.get("warmup") and row.get("status") == "ok" and not row.get("faulted"):
             cells[tuple(row.get(k) for k in CELL)].append(row)
-    found = []
+    found: dict[int, dict[str, Any]] = {}  # by identity: two rows may hold equal values
     for members in cells.values():
         for metric in ("planning_ms", "execution_ms"):
             timed = [r for r in members if r.get(metric) is not None]
@@ -80,9 +80,9 @@ def outliers(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                     continue
                 middle = statistics.median(others)
                 x = row[metric]
-                if x >= OUTLIER_RATIO * middle and x - middle >= OUTLIER_MS and row not in found:
-                    found.append(row)
-    return found
+                if x >= OUTLIER_RATIO * middle and x - middle >= OUTLIER_MS:
+                    found.setdefault(id(row), row)
+    return list(found.values())
 
 
 def mark(row: dict[str, Any], marks: list[str]) -> dict[str, Any]:

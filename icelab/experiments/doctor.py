@@ -24,7 +24,8 @@ from icelab.core.config import DoctorConfig, doctor_config, parse_size
 from icelab.core.provenance import REPO
 from icelab.health import journal
 from icelab.health.check import Policy, parse_duration
-from icelab.health.diagnosis import Diagnosis, diagnose, render, save
+from icelab.health.console import render
+from icelab.health.diagnosis import Diagnosis, diagnose, save
 from icelab.health.forecast import doctor_model
 from icelab.health.source import resolve
 

@@ -14,5 +14,7 @@ policy of `experiment=manifest_health`).
     rewrite.py   the layout rewrite_manifests would leave, simulated on the table's own entries
     gain.py      whether that rewrite is worth running: the verdict, and why in one line
     advice.py    target size and its floor, clustering, predictions, the exact statements, and running them
-    diagnosis.py the whole visit, its console text and its files
+    commits.py   the commits other writers made while --apply ran, and the doctor's own
+    diagnosis.py the whole visit and its files
+    console.py   the visit's console report
 """

@@ -1,5 +1,5 @@
 """The doctor's whole visit: reach the table, read its metadata, judge, advise, optionally apply
-(on the table or a registered copy) and judge again; then the console text and the files.
+(on the table or a registered copy) and judge again; then the files (the console text: console.py).
 
 Nothing is written to the table unless `apply` is set. A dry run reads metadata tables only.
 """
@@ -7,7 +7,6 @@ Nothing is written to the table unless `apply` is set. A dry run reads metadata 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,18 +14,14 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from icelab.bench.manifest_stats import stat_rows
 from icelab.core import run_state
 from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
-from icelab.core.units import plural, size
 from icelab.health import journal
 from icelab.health.advice import Advice, advise, put_back, register_copy, run_statements
-from icelab.health.anchor import MEASURED, MIN_PLANS, fixed_window
+from icelab.health.anchor import MIN_PLANS, fixed_window
 from icelab.health.check import (
-    NULL_TIME,
-    OUTSIDE,
     Health,
     Policy,
     examine,
@@ -34,7 +29,6 @@ from icelab.health.check import (
     partitions_frame,
 )
 from icelab.health.commits import Interleaved, interleaved
-from icelab.health.deletes import kinds_text
 from icelab.health.forecast import PlanningModel
 from icelab.health.gain import MIN_GAIN_SHARE, decided
 from icelab.health.manifest_bytes import written_sizes
@@ -47,11 +41,9 @@ from icelab.health.measured import (
     reset_heap_peak,
     state_of,
 )
-from icelab.health.orphans import orphans_text
 from icelab.health.reader import READER, Metadata, read
 from icelab.health.rewrite import Sizes
 from icelab.health.source import Source, connect, copy_of, load
-from icelab.health.target import binary_text
 
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
 # `--apply` left some window planning more manifests than before (or slower beyond the model's error).
@@ -514,301 +506,3 @@ def save(run_dir: Path, diagnosis: Diagnosis) -> None:
     write_parquet(run_dir / "partitions.parquet", parts)
     write_parquet(run_dir / "manifests.parquet", mans)
     write_json(run_dir / "report.json", diagnosis.report())
-
-
-def _mb(n: float | None) -> str:
-    """Bytes in decimal units (kB, MB, GB), as the maintenance docs give them."""
-    if n is None:
-        return "?"
-    unit = "GB" if n >= 1e8 else "MB" if n >= 1e5 else "kB"
-    return size(n, unit)
-
-
-STAT_LABELS = {
-    "partition": "per partition",
-    "exact": "manifests holding it",
-    "bounds": "manifests planning opens",
-    "manifest": "per data manifest",
-    "span": "span (share of partitions)",
-    "manifest_kb": "size KiB",
-    "manifest_entries": "entries",
-}
-
-
-def render_visit(v: Visit) -> list[str]:
-    """The console text of one state."""
-    h, meta = v.health, v.meta
-    data = h.data_manifests
-    f, d, snaps, md = h.files, h.deletes, h.snapshots, h.metadata
-    specs = "; ".join(f"spec {k}: {s.describe()}" for k, s in meta.specs.items())
-    lines = [
-        f"{h.state}: {v.source.describe()}",
-        f"  format v{meta.format_version}, {specs} (default {meta.default_spec_id}), "
-        f"snapshot {meta.current_snapshot_id}",
-        f"  manifests      {len(data)} data ({_mb(data.length.sum())}), {d['delete_manifests']} delete "
-        f"({_mb(h.manifests.length[h.manifests.content != 0].sum())})",
-        f"  data files     {f['data_files']:,} ({_mb(f['data_bytes'])}, {plural(f['records'], 'row')}) in "
-        f"{plural(len(h.live_partitions), 'partition')}; small (< {_mb(f['small_file_bytes'])}): "
-        f"{f['small_files']:,} ({f['small_share']:.0%})",
-        f"  delete files   {d['delete_files']:,} ({kinds_text(d)}; {d['delete_records']:,} deleted rows)",
-        f"  orphaned       {orphans_text(h.orphans)}",
-        f"  snapshots      {snaps['count']} ({snaps['older_than_retention']} older than {snaps['retain']}, "
-        f"{snaps['expirable']} expirable keeping the newest {snaps['retain_last']})",
-        f"  metadata       metadata.json {_mb(md['metadata_json_bytes'])}, {md['metadata_files_in_log']} in "
-        f"its log; manifest list {_mb(md['manifest_list_bytes'])}",
-        *_unwindowed(h),
-        *stat_rows(h.stats, STAT_LABELS, indent=4, width=30),
-        f"  -> {v.advice.verdict.upper()}" + (" + EXPIRY ADVISED" if h.expiry_advised else ""),
-        f"  why: {v.advice.why}",
-        *[f"  rule: {r}" for r in h.reasons],
-    ]
-    shown = {k: meta.properties[k] for k in SHOWN_PROPERTIES if k in meta.properties}
-    if shown:
-        lines.insert(2, "  properties     " + ", ".join(f"{k}={val}" for k, val in shown.items()))
-    return lines
-
-
-def _unwindowed(h: Health) -> list[str]:
-    """The partitions no time window opens, with what they cost: one line per null partition, one
-    for all those outside every window; none when there is none."""
-    nulls = [u for u in h.unwindowed if u["why"] == NULL_TIME]
-    outside = sorted((u for u in h.unwindowed if u["why"] == OUTSIDE), key=lambda u: u["partition"])
-    lines = [
-        f"  no window      {u['partition']}: {plural(u['files'], 'data file')} in "
-        f"{plural(u['exact'], 'manifest')}, {plural(u['bounds'], 'manifest')} planned for it (a null time "
-        "value: no time window opens it; left out of the statistics below)"
-        for u in nulls
-    ]
-    if outside:
-        names = outside[0]["partition"] + (f" .. {outside[-1]['partition']}" if len(outside) > 1 else "")
-        windows = ", ".join(w["window"] for w in h.windows)
-        files = sum(u["files"] for u in outside)
-        most = max(u["bounds"] for u in outside)
-        lines.append(
-            f"  no window      {plural(len(outside), 'partition')} outside every window ({windows}), "
-            f"{names}: {plural(files, 'data file')}, up to {plural(most, 'manifest')} planned for one "
-            "(left out of the statistics below)"
-        )
-    return lines
-
-
-def _estimate(ms: float, range_ms: Sequence[float], extrapolated: bool) -> str:
-    """`~12 ms [8-17]`: a predicted planning and its 95% prediction interval, `*` beyond the
-    fitted range."""
-    low, high = range_ms
-    return f"~{ms:.0f} ms [{low:.0f}-{high:.0f}]" + ("*" if extrapolated else "")
-
-
-def _now_text(p: dict[str, Any]) -> str:
-    """` 42 ms measured [38-47]`, or where nothing was measured the calibration's prediction,
-    marked so; empty without either."""
-    if p.get("now_measured_ms") is not None:
-        low, high = p.get("now_measured_range_ms") or (p["now_measured_ms"],) * 2
-        return f" {p['now_measured_ms']:.0f} ms measured [{low:.0f}-{high:.0f}]"
-    if p.get("now_predicted_ms") is None:
-        return ""
-    estimate = _estimate(p["now_predicted_ms"], p["now_predicted_range_ms"], p["now_predicted_extrapolated"])
-    return f" {estimate} (calibration, not measured)"
-
-
-def _after_text(p: dict[str, Any]) -> str:
-    """` ~35 ms [29-44] (x0.83 of the measured)`: planning predicted after a rewrite; empty without."""
-    if p.get("after_predicted_ms") is None:
-        return ""
-    low, high = p["after_range_ms"]
-    text = f" ~{p['after_predicted_ms']:.0f} ms [{low:.0f}-{high:.0f}]"
-    if p.get("after_basis") == MEASURED:
-        return text + f" (x{p['ratio_predicted']:.2f} of the measured, the model's ratio)"
-    return text + " (calibration, not measured)"
-
-
-def render_advice(a: Advice, applied: str = "", plan: Advice | None = None) -> list[str]:
-    """The console text of one state's advice; with `plan`, the statements are the plan's (those
-    that ran on a copy, naming it)."""
-    shown = plan or a
-    lines = ["advice:"]
-    if a.target_bytes:
-        cluster = (
-            f", clustered by {' then '.join(a.cluster_by)}" if a.cluster_by else ", clustered by partition"
-        )
-        sizes = ", ".join(_mb(b) for b in (a.manifest_sizes_after or [])[:8])
-        more = ", ..." if len(a.manifest_sizes_after or []) > 8 else ""
-        lines += [
-            f"  manifest target {binary_text(a.target_bytes)}{cluster}: {a.target_reason}",
-            f"  the rewrite simulated: {plural(a.manifests_after or 0, 'manifest')} ({sizes}{more}), "
-            f"{plural(a.units_per_manifest or 0, a.unit)} each on average",
-        ]
-    if a.predictions:
-        lines.append(f"  planning per window ({a.model}):")
-        for p in a.predictions:
-            now = f"{plural(p['now_manifests'], 'manifest')} ({p['now_mb']:.2f} MB){_now_text(p)}"
-            if p.get("now_delete_manifests"):
-                now += f" + {plural(p['now_delete_manifests'], 'delete manifest')}"
-            text = f"    {p['window']:>5} ({plural(p['units'], a.unit)}): now {now}"
-            if "after_manifests" in p:
-                when = "after" if a.actions else "a rewrite would give"
-                text += f"; {when} {p['after_manifests']} ({p['after_mb']:.2f} MB){_after_text(p)}"
-            lines.append(text)
-    if shown.statements:
-        how = applied or "dry run, nothing changed; --apply runs those marked [apply]"
-        lines.append(f"  statements ({how}):")
-        for st in shown.statements:
-            mark = "[apply]" if st.applies else "[review]"
-            lines += [
-                f"    {mark} -- {st.why}",
-                f"    {st.text};" if st.language == "sql" else f"    {st.text}",
-            ]
-    if shown.catalog_settings and shown.statements:
-        lines.append(
-            "  catalog (to run them elsewhere): "
-            + " ".join(f"--conf {k}={v}" for k, v in shown.catalog_settings.items())
-        )
-    lines += [f"  note: {n}" for n in a.notes]
-    if not a.actions:
-        lines.append("  nothing to do: healthy")
-    return lines
-
-
-def _predicted(w: dict[str, Any]) -> str:
-    """`predicted ~10 ms [8-17]` from a window's forecast."""
-    p = w.get("predicted")
-    if not p:
-        return "predicted: none (no cost model fitted)"
-    return "predicted " + _estimate(p["ms"], p["range_ms"], p["extrapolated"])
-
-
-def render_measured(
-    v: Visit, plans: int, when: str = "now", budget_s: float | None = None, warmups: int = WARMUPS
-) -> list[str]:
-    """Per window: planning measured on the table `when` (median of `plans` plans), beside the
-    cost model's prediction; one line saying so when nothing was measured."""
-    windows = v.health.windows
-    if not windows:
-        return []
-    if plans <= 0:
-        return [f"  planning {when}: not measured (--measure-plans 0)"]
-    budget = "" if budget_s is None else f", within {budget_s:g} s"
-    lines = [
-        f"  planning {when}, measured on the table at snapshot {v.meta.current_snapshot_id} (count query "
-        f"per window, planned, not run; the median of at least {plural(plans, 'plan')} after "
-        f"{plural(warmups, 'warm-up round')}, windows interleaved, and its 95% interval{budget}):"
-    ]
-    for w in windows:
-        if w.get("measured_ms") is None:
-            measured = f"not measured: {w.get('measure_error') or w.get('measure_skipped') or 'no plan'}"
-        else:
-            scanned = w["manifests_scanned"]
-            # A plan Spark answered without a scan (an empty filter) has no Iceberg metrics.
-            manifests = "no Iceberg scan" if scanned is None else plural(scanned, "manifest")
-            if w.get("measured_cold"):
-                manifests += "; one cold plan: more would pass the measuring budget"
-            low, high = w["measured_range_ms"]
-            measured = (
-                f"{w['measured_ms']:.0f} ms measured [{low:.0f}-{high:.0f}] "
-                f"({plural(w['measured_plans'], 'plan')}; {manifests})"
-            )
-        if w.get("measured_ms") is None:
-            measured += f", {_predicted(w)} (calibration)"
-        lines.append(f"    {w['window']:>5}: {measured}")
-    fixed = v.health.fixed
-    if fixed.get("measured_ms") is not None:
-        low, high = fixed["measured_range_ms"]
-        read = plural(fixed["manifests_scanned"] or 0, "manifest")
-        lines.append(
-            f"    {'none':>5}: {fixed['measured_ms']:.0f} ms measured [{low:.0f}-{high:.0f}] (a window past "
-            f"the newest data, {read} read: the plan's fixed part)"
-        )
-    return lines
-
-
-def render_before_after(diagnosis: Diagnosis) -> list[str]:
-    """Per window: manifests planned before, as simulated and after; planning before and after,
-    measured in the same interleaved rounds, beside the "after" predicted before applying."""
-    where = f" (the copy {diagnosis.copy})" if diagnosis.copy else ""
-    lines = [
-        f"before -> after{where}: manifests planned per window; planning measured before -> after "
-        "(interleaved rounds), and the after predicted before applying"
-    ]
-    for r in diagnosis.before_after():
-        simulated = f", simulated {r['predicted_manifests']}" if r["predicted_manifests"] is not None else ""
-        text = f"  {r['window']:>5}: {r['before_manifests']} -> {r['after_manifests']}{simulated}"
-        if r["before_measured_ms"] is not None and r["after_measured_ms"] is not None:
-            text += (
-                f"; {r['before_measured_ms']:.0f} -> {r['after_measured_ms']:.0f} ms measured "
-                f"(x{r['ratio_measured']:.2f})"
-            )
-        if r["after_predicted_ms"] is not None:
-            ratio = f", x{r['ratio_predicted']:.2f}" if r.get("ratio_predicted") is not None else ""
-            text += f", predicted ~{r['after_predicted_ms']:.0f} ms{ratio}"
-        lines.append(text + ("  WORSE" if r["worse"] else ""))
-    if diagnosis.worse:
-        lines.append(
-            "  WORSE: what --apply ran left some window planning more manifests or slower than before"
-        )
-    return lines
-
-
-def render(diagnosis: Diagnosis) -> str:
-    """The whole console report."""
-    first = diagnosis.first
-    steps = ", ".join(f"{k} {v:.2f} s" for k, v in first.meta.timings.items())
-    lines = [
-        f"icelab doctor: {first.source.describe()}",
-        f"read in {first.meta.read_seconds:.2f} s + {diagnosis.load_seconds:.2f} s to load the table "
-        f"({READER}, entries summed by {first.meta.entries_reader}: {steps})",
-    ]
-    if first.meta.entries_fallback:
-        lines.append(f"  (not in the driver's JVM: {first.meta.entries_fallback})")
-    if first.meta.manifests_read and first.meta.manifests_read["iceberg_reader"]:
-        read = first.meta.manifests_read
-        lines.append(
-            f"  ({plural(read['from_bytes'], 'manifest')} read from their Avro bytes, "
-            f"{read['iceberg_reader']:,} by Iceberg's reader: delete manifests, or a codec the first "
-            "cannot read)"
-        )
-    ran = ""
-    if diagnosis.applied:
-        ran = f"applied to the copy {diagnosis.copy}, below" if diagnosis.copy else "applied, below"
-    lines += [
-        "",
-        *render_visit(first),
-        *render_measured(
-            first,
-            diagnosis.measure_plans,
-            budget_s=diagnosis.measure_budget_s,
-            warmups=diagnosis.measure_warmups,
-        ),
-        *render_advice(first.advice, applied=ran, plan=diagnosis.plan),
-    ]
-    if diagnosis.applied:
-        lines += ["", "applied" + (f" on the copy {diagnosis.copy}" if diagnosis.copy else "") + ":"]
-        lines += [f"  {a['action']} ({a['seconds']:.2f} s): {a['text']}" for a in diagnosis.applied]
-        if diagnosis.commits is not None:
-            lines += diagnosis.commits.lines()
-    for v in diagnosis.visits[1:]:
-        lines += [
-            "",
-            *render_visit(v),
-            *render_measured(
-                v,
-                diagnosis.measure_plans,
-                "before the rewrite" if v.health.state == BEFORE_REWRITE else "after",
-                budget_s=diagnosis.measure_budget_s,
-                warmups=diagnosis.measure_warmups,
-            ),
-            *render_advice(v.advice),
-        ]
-    if diagnosis.applied:
-        lines += ["", *render_before_after(diagnosis)]
-    last = diagnosis.last
-    heap = diagnosis.heap
-    lines += [
-        "",
-        f"doctor: {diagnosis.seconds:.1f} s; driver heap peak at most "
-        f"{_mb(heap.get('driver_heap_peak_bytes'))} (its pools' peaks summed) of "
-        f"{_mb(heap.get('driver_heap_max_bytes'))}",
-        f"verdict: {last.advice.verdict}"
-        + (f"; actions: {', '.join(last.advice.actions)}" if last.advice.actions else "")
-        + f" (exit {diagnosis.exit_code})",
-    ]
-    return "\n".join(lines)

@@ -20,7 +20,7 @@ from icelab.core.config import manifest_health_rules
 from icelab.health.advice import advise
 from icelab.health.anchor import CALIBRATION
 from icelab.health.check import Policy, examine
-from icelab.health.diagnosis import render_advice
+from icelab.health.console import render_advice
 from icelab.health.entry_counts import SUMS
 from icelab.health.forecast import NO_FIT, PlanningModel, calibrated, doctor_model, fitted
 from icelab.health.reader import Metadata
