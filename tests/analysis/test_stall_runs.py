@@ -13,14 +13,22 @@ from icelab.tools.docs.reliability_page import STALL_CASES
 ROOT = Path(__file__).resolve().parents[2] / "results" / "reference" / "stalls"
 
 
-def test_each_stall_is_one_marked_row_measured_again_and_the_clean_runs_mark_none():
+# The reason each case's stall is marked for: a stopped process is a stall, a storm of
+# collections a gc (a 5 s storm on the executor spans several short measurements).
+REASON = {"jvm-gc-storm": "gc", "executor-gc-storm": "gc"}
+
+
+def test_each_stall_is_marked_for_its_reason_measured_again_and_the_clean_runs_mark_none():
     cleans, found = stall_runs.stall_runs(ROOT, STALL_CASES)
+    assert {run.case for run in found} == set(STALL_CASES)
     for run in found:
-        assert run.marked == {"stall": 1, "gc": 0, "outlier": 0}, run.case
-        (row,) = run.stalled
-        assert row.retaken and run.retakes == 1, run.case
-        # The stall is in the marked row's timing, not in the cell's median.
-        assert row.stalled_ms > 10 * row.median_ms, run.case
+        reason = REASON.get(run.case, "stall")
+        assert run.marked[reason] >= 1 and sum(run.marked.values()) == run.marked[reason], run.case
+        assert len(run.stalled) == run.marked[reason] == run.retakes, run.case
+        for row in run.stalled:
+            assert row.retaken, run.case
+            # The stall is in the marked row's timing, not in the cell's median.
+            assert row.stalled_ms > 5 * row.median_ms, run.case
     for case, clean in cleans.items():
         (read,) = [stall_runs.read(case, clean, stall_runs.counted(stall_runs._measured(clean)))]
         assert read.marked == {"stall": 0, "gc": 0, "outlier": 0} and read.retakes == 0, case

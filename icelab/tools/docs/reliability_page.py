@@ -60,9 +60,18 @@ def medium_table(results: Path) -> str:
     )
 
 
-# The external stalls: a process stopped from outside the measurements, each beside a clean run
-# of the same settings (the driver's stop runs with the delay proxy's latency, so its clean one too).
-STALL_CASES = {"store-stopped": "clean", "driver-stopped": "clean-latency", "jvm-paused": "clean"}
+# The external stalls: a process stopped, or made to collect garbage, from outside the
+# measurements, each beside a clean run of the same settings (a case run with the delay proxy's
+# latency, or on a cluster, has a clean run of those settings).
+STALL_CASES = {
+    "store-stopped": "clean",
+    "driver-stopped": "clean-latency",
+    "jvm-paused": "clean",
+    "store-stopped-proxy": "clean-proxy",
+    "jvm-gc-storm": "clean-local",
+    "executor-stopped": "clean-standalone-2x1",
+    "executor-gc-storm": "clean-standalone",
+}
 
 
 def stall_table(results: Path) -> str:
