@@ -5,7 +5,8 @@ for the case run with the delay proxy's latency).
 
 Per run: the rows marked per reason (`icelab/bench/stalls.py`), the retakes, and per stalled row
 its cell: the stalled timing, the cell's median over the rows that count (the stalled row left
-out, its retake in), and the same cell's median in the clean run.
+out, its retake in), and the same cell's median in the clean run; and whether the two medians
+agree within the session's noise (`band`, the criterion in docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from icelab.analysis.rows import counted
@@ -24,6 +26,7 @@ from icelab.core.runs import Run, find_runs, latest_runs
 CLEAN = "clean"
 TIMINGS = ("planning_ms", "execution_ms")
 CELL = ["query_id", "variant", "window"]
+BAND = (2.5, 97.5)  # percentiles of the unstalled cells' ratios: the session's noise
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,9 @@ class StalledRow:
     clean_ms: float | None  # the same cell's median in the clean run
     clean_range_ms: tuple[float, float] | None  # its rows' smallest and largest: that session's noise
     retaken: bool
+    ratio: float | None  # median_ms / clean_ms
+    band: tuple[float, float] | None  # BAND of the same ratio over the cells no stall touched
+    agrees: bool | None  # ratio within band: equal to the clean run's within the session's noise
 
 
 @dataclass(frozen=True)
@@ -75,11 +81,31 @@ def _range(rows: pd.DataFrame, key: tuple, timing: str) -> tuple[float, float] |
     return (round(float(cell.min()), 1), round(float(cell.max()), 1)) if len(cell) else None
 
 
+def _medians(rows: pd.DataFrame, timing: str) -> pd.Series:
+    """Each cell's median of `timing`, by cell."""
+    return rows.dropna(subset=[timing]).groupby(CELL)[timing].median()
+
+
+def band(
+    kept: pd.DataFrame, clean: pd.DataFrame, timing: str, skip: set[tuple]
+) -> tuple[float, float] | None:
+    """The session's noise for `timing`: `BAND` of the ratio stall run / clean run of each cell's
+    median, over the cells in both but those in `skip` (cells where the stall run marked a row)."""
+    mine, theirs = _medians(kept, timing), _medians(clean, timing)
+    both = mine.index.intersection(theirs.index)
+    ratios = [mine[k] / theirs[k] for k in both if k not in skip and theirs[k] > 0]
+    if len(ratios) < 2:
+        return None
+    low, high = np.percentile(ratios, BAND)
+    return round(float(low), 3), round(float(high), 3)
+
+
 def read(case: str, run: Run, clean: pd.DataFrame) -> StallRun:
     """What the stored run of stall case `case` shows, beside the clean run's counted rows."""
     rows = _measured(run)
     found = rows.to_dict("records")
     kept = counted(rows)
+    touched = {tuple(r[k] for k in CELL) for r in found if stalls.reasons(r) or r.get("faulted")}
     stalled = []
     for r in found:
         if not stalls.reasons(r) or r.get("retake"):
@@ -88,6 +114,9 @@ def read(case: str, run: Run, clean: pd.DataFrame) -> StallRun:
         medians = {t: _median(kept, key, t) for t in TIMINGS if r.get(t) is not None and not pd.isna(r[t])}
         timing = max(medians, key=lambda t: r[t] / medians[t] if medians[t] else 0.0)
         retaken = any(o.get("retake") and tuple(o[k] for k in CELL) == key for o in found)
+        clean_ms = _median(clean, key, timing)
+        ratio = medians[timing] / clean_ms if medians[timing] is not None and clean_ms else None
+        noise = band(kept, clean, timing, touched)
         stalled.append(
             StalledRow(
                 faults=str(r["faults"]),
@@ -97,9 +126,12 @@ def read(case: str, run: Run, clean: pd.DataFrame) -> StallRun:
                 timing=timing,
                 stalled_ms=round(float(r[timing]), 1),
                 median_ms=medians[timing],
-                clean_ms=_median(clean, key, timing),
+                clean_ms=clean_ms,
                 clean_range_ms=_range(clean, key, timing),
                 retaken=retaken,
+                ratio=round(ratio, 3) if ratio is not None else None,
+                band=noise,
+                agrees=noise[0] <= ratio <= noise[1] if ratio is not None and noise is not None else None,
             )
         )
     return StallRun(

@@ -34,6 +34,7 @@ from icelab.bench.jvm_clock import JvmClock
 from icelab.bench.measure import SessionEnded, measure, out_of_memory
 from icelab.bench.stalls import counts, counts_text, mark, row_marks
 from icelab.bench.store_watch import OUTAGE, StoreWatch
+from icelab.bench.task_clock import TaskClock
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
 from icelab.core import failpoints, run_state
@@ -215,7 +216,7 @@ def run_rounds(
             cluster lost its last worker.
     """
     plan = rounds(protocol)
-    watch, clock = StoreWatch(spark, data_uri), JvmClock(spark)
+    watch, clock, tasks = StoreWatch(spark, data_uri), JvmClock(spark), TaskClock(spark)
     workers = ClusterWatch()
     measured_rows: list[dict[str, Any]] = []
     if fresh_jvm and reopen is None:
@@ -224,14 +225,14 @@ def run_rounds(
     def renew(jvm_gone: bool = False) -> None:
         """Go on in the session `reopen` opens, after ending the current one and its driver JVM
         (unless `jvm_gone`: the measurement already ended it)."""
-        nonlocal spark, watch, clock
+        nonlocal spark, watch, clock, tasks
         assert reopen is not None
         if not jvm_gone:
             with contextlib.suppress(Exception):  # a JVM already in trouble still gets ended below
                 spark.stop()
             stop_jvm()
         spark = reopen()
-        watch, clock = StoreWatch(spark, data_uri), JvmClock(spark)
+        watch, clock, tasks = StoreWatch(spark, data_uri), JvmClock(spark), TaskClock(spark)
 
     def one(case: Case, repetition: int, warmup: bool, execute: bool, retake: int = 0) -> dict[str, Any]:
         if fresh_jvm:
@@ -240,7 +241,7 @@ def run_rounds(
         before, gc_before, paused_before = watch.snapshot(), clock.gc_ms(), clock.pause_ms()
         ended = None
         try:
-            with settings(spark, case.variant), workers.during(spark):
+            with settings(spark, case.variant), workers.during(spark), tasks.during():
                 measured = measure(
                     spark,
                     case.sql,
@@ -258,6 +259,7 @@ def run_rounds(
             row |= (
                 watch.since(before)
                 | {"gc_ms": float(clock.gc_ms() - gc_before), "pause_ms": clock.pause_ms() - paused_before}
+                | {"task_stall_ms": tasks.stall_ms(row.get("total_ms") or row.get("planning_ms"))}
                 | (OUTAGE if lost else {})
             )
             mark(row, row_marks(row))

@@ -8,9 +8,11 @@ already in the row (`iceberg_planning_ms`). The rules, also in docs/protocol.md:
 
 - `stall=<s>`: the planning's wall time exceeds Iceberg's own planning clock by `STALL_MS` or
   more (the process stood still while Iceberg did not count); or a store request took
-  `STALL_MS` or more (the longest, or the mean of the measurement's requests); or the driver JVM
-  or this Python process stood still `STALL_MS` or more (`pause_ms`: a sleeper thread in each
-  that oversleeps, Hadoop's JvmPauseMonitor in the JVM).
+  `STALL_MS` or more (S3A's longest, or the mean of the measurement's requests, or the delay
+  proxy's longest when it is in the path); or the driver JVM or this Python process stood still
+  `STALL_MS` or more (`pause_ms`: a sleeper thread in each that oversleeps, Hadoop's
+  JvmPauseMonitor in the JVM); or a task stood off the CPU `STALL_MS` or more beyond the rest of
+  its stage (`task_stall_ms`: a stopped executor, `icelab/bench/task_clock.py`).
 - `gc=<s>`: the JVM collected garbage for `GC_MS` or more, and for at least `GC_SHARE` of the
   measurement's wall time.
 - `outlier`: against the rest of its cell (same dataset, query, variant and window, measured
@@ -52,9 +54,10 @@ def row_marks(row: dict[str, Any]) -> list[str]:
     spent, sent = row.get("s3_request_ms"), row.get("s3_requests")
     if spent and sent and spent / sent >= STALL_MS:
         stalled.append(spent / sent)
-    paused = row.get("pause_ms")
-    if paused is not None and paused >= STALL_MS:
-        stalled.append(paused)
+    for clock in ("proxy_longest_ms", "pause_ms", "task_stall_ms"):
+        held = row.get(clock)
+        if held is not None and held >= STALL_MS:
+            stalled.append(held)
     if stalled:
         marks.append(f"stall={max(stalled) / 1000:.1f}")
     gc = row.get("gc_ms")

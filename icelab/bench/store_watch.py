@@ -31,11 +31,14 @@ class StoreWatch:
     def snapshot(self) -> tuple[dict[str, int], dict[str, int]]:
         """S3A's counters and the proxy's faults so far."""
         s3 = self.requests.snapshot() if self.requests is not None else {}
+        if self.store is not None:
+            self.store.longest_ms(reset=True)  # the measurement's own longest request starts here
         return s3, self.store.faults() if self.store is not None else {}
 
     def since(self, before: tuple[dict[str, int], dict[str, int]]) -> dict[str, Any]:
         """The row's store columns for what happened since `before`: `s3_*` requests and retries
-        (data on S3A only), the faults dealt (`slowdown=1,stall=2`), and `faulted`."""
+        (data on S3A only), the faults dealt (`slowdown=1,stall=2`), `faulted`, and the delay
+        proxy's longest request (`proxy_longest_ms`, when the proxy is in the path)."""
         if self.requests is None:
             return {"faulted": False}
         s3_before, faults_before = before
@@ -45,6 +48,7 @@ class StoreWatch:
         met = {k: n for k, n in met.items() if n}
         row["faults"] = ",".join(f"{k}={n}" for k, n in met.items()) or None
         row["faulted"] = bool(met) or bool(row.get("s3_retries"))
+        row["proxy_longest_ms"] = self.store.longest_ms(reset=True) if self.store is not None else None
         return row
 
     def lost(self, measured: Measurement) -> bool:

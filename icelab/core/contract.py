@@ -70,10 +70,16 @@ SCHEMA = pa.schema(
         # session's longest so far (S3A keeps only that maximum; null otherwise).
         ("s3_request_ms", pa.float64()),
         ("s3_longest_ms", pa.float64()),
+        # The delay proxy's longest request of the measurement, head to first byte back, when the
+        # proxy is in the path (icelab/core/object_store/proxy.py); null otherwise.
+        ("proxy_longest_ms", pa.float64()),
         # Garbage collection during the measurement (the driver JVM's, and a cluster's executors'),
         # and how long the driver JVM or the Python process stood still (icelab/bench/stalls.py).
         ("gc_ms", pa.float64()),
         ("pause_ms", pa.float64()),
+        # How long a task stood off the CPU beyond the rest of its stage (a stopped executor), for
+        # a measurement of at least stalls.STALL_MS (icelab/bench/task_clock.py); null otherwise.
+        ("task_stall_ms", pa.float64()),
         # The faults the delay proxy dealt the measurement (`slowdown=1,stall=2`), a worker lost
         # (`worker_lost=1`), or what its own clocks showed (`stall=20.5`, `gc=1.2`, `outlier`:
         # icelab/bench/stalls.py), and whether it met a fault or a retry (icelab/bench/store_watch.py,

@@ -19,9 +19,14 @@ only when the driver JVM is gone), or with `@jvm` in the JVM thread serving this
 `ICELAB_PAUSE_AT=<point>[:<nth>][+<delay>]@<target>/<seconds>` stops a process with SIGSTOP
 for that many seconds, then SIGCONT, `delay` seconds after the nth arrival (so that the pause
 lands inside the measurement that follows): `radosgw` (any program below this process), `jvm`
-(the driver JVM) or `driver` (this Python process, and with it the delay proxy it hosts). A
-detached shell sends both signals, so a process that stops itself is resumed: the stalls that
-nobody's fault plan dealt (icelab/bench/stalls.py).
+(the driver JVM), `driver` (this Python process, and with it the delay proxy it hosts) or
+`executor` (the newest Spark executor below this process, on a standalone cluster icelab
+started: one stalled machine of several). A detached shell sends both signals, so a process that
+stops itself is resumed: the stalls that nobody's fault plan dealt (icelab/bench/stalls.py).
+The targets `jvm-gc` and `executor-gc` are not stopped but made to collect garbage back to back
+for that many seconds, a garbage-collection storm: the driver JVM by `System.gc()` through py4j,
+the newest executor through its platform MBean (`MemoryMXBean.gc`), over a JMX connection the
+driver JVM opens to it with the attach API.
 
 `ICELAB_OOM_AT=<point>[:<nth>]` makes the nth arrival at an `oom` point ask the JVM thread
 serving this Python thread for an array larger than any test heap, so the JVM throws a real
@@ -35,6 +40,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -47,6 +53,8 @@ ENV = "ICELAB_KILL_AT"
 STALL_ENV = "ICELAB_STALL_AT"
 OOM_ENV = "ICELAB_OOM_AT"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"  # a standalone worker's main class
+EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"  # an executor's
+GC_TARGETS = ("jvm-gc", "executor-gc")
 _SPEC = re.compile(
     r"(?P<name>[\w.]+)(?::(?P<nth>\d+(?:,\d+)*))?(?:\+(?P<delay>\d+(?:\.\d+)?))?(?:@(?P<program>[\w.-]+))?"
 )
@@ -99,6 +107,11 @@ def _pids(target: str) -> list[int]:
     if target == "jvm":
         pid = jvm_pid()
         return [pid] if pid else []
+    if target == "executor":
+        executors = [
+            pid for pid in supervisor.descendants([os.getpid()]) if EXECUTOR_CLASS in supervisor.cmdline(pid)
+        ]
+        return [max(executors)] if executors else []
     return [
         pid
         for pid in supervisor.descendants([os.getpid()])
@@ -107,12 +120,52 @@ def _pids(target: str) -> list[int]:
 
 
 def _pause(match: re.Match[str]) -> None:
-    """Stop the target's processes for the spec's seconds, from a detached shell."""
+    """Stop the target's processes for the spec's seconds, from a detached shell (or, for a `-gc`
+    target, start its storm)."""
+    if match["target"] in GC_TARGETS:
+        threading.Thread(
+            target=_gc_storm,
+            args=(match["target"], float(match["delay"] or 0), float(match["seconds"])),
+            name="icelab-gc-storm",
+            daemon=True,
+        ).start()
+        return
     pids = " ".join(str(p) for p in _pids(match["target"]))
     if not pids:
         return
     script = f"sleep {match['delay'] or 0}; kill -STOP {pids}; sleep {match['seconds']}; kill -CONT {pids}"
     subprocess.Popen(["sh", "-c", script], start_new_session=True)  # noqa: S603,S607 (fixed program)
+
+
+def _gc_storm(target: str, delay_s: float, seconds: float) -> None:
+    """Make the driver JVM (`jvm-gc`) or the newest executor (`executor-gc`) collect garbage
+    back to back for `seconds`, `delay_s` from now."""
+    # The session's own module, if a session was started: core imports no pyspark.
+    pyspark = sys.modules.get("pyspark")
+    sc = pyspark.SparkContext._active_spark_context if pyspark is not None else None
+    if sc is None:
+        return
+    jvm = sc._jvm
+    time.sleep(delay_s)
+    if target == "jvm-gc":
+        collect = jvm.java.lang.System.gc
+    else:
+        pids = _pids("executor")
+        if not pids:
+            return
+        agent = jvm.com.sun.tools.attach.VirtualMachine.attach(str(pids[0])).startLocalManagementAgent()
+        server = jvm.javax.management.remote.JMXConnectorFactory.connect(
+            jvm.javax.management.remote.JMXServiceURL(agent)
+        ).getMBeanServerConnection()
+        memory = jvm.javax.management.ObjectName("java.lang:type=Memory")
+
+        def collect() -> None:
+            server.invoke(memory, "gc", None, None)
+
+    end = time.monotonic() + seconds
+    with contextlib.suppress(Exception):  # the session may end under the storm
+        while time.monotonic() < end:
+            collect()
 
 
 def point(name: str) -> None:

@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -81,10 +81,12 @@ def _try(fd: int, mode: int) -> bool:
     return True
 
 
-def acquire(key: str, what: str, exclusive: bool) -> None:
+def acquire(key: str, what: str, exclusive: bool, unless: Callable[[], bool] | None = None) -> bool:
     """Hold `key` shared or exclusive (converting this process's own lock if it has one).
 
-    Waits up to `wait_s` seconds when another process holds it, saying so once on stderr.
+    Waits up to `wait_s` seconds when another process holds it, saying so once on stderr; with
+    `unless`, stops waiting as soon as `unless()` is true (what the lock was wanted for was done
+    by the holder) and returns False, holding nothing. Returns True once held.
 
     Raises:
         UserError: when the wait runs out (or `wait_s` is 0), naming the holders.
@@ -92,7 +94,7 @@ def acquire(key: str, what: str, exclusive: bool) -> None:
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
     fd, held = _held.get(key, (None, None))
     if held == mode:
-        return
+        return True
     if fd is None:
         fd = os.open(lock_dir() / f"{_stem(key)}.lock", os.O_CREAT | os.O_RDWR, 0o644)
     if not _try(fd, mode):
@@ -111,6 +113,9 @@ def acquire(key: str, what: str, exclusive: bool) -> None:
         )
         deadline = time.monotonic() + wait_s
         while not _try(fd, mode):
+            if unless is not None and unless():
+                os.close(fd)
+                return False
             if time.monotonic() > deadline:
                 os.close(fd)
                 raise UserError(f"gave up after {wait_s:.0f} s waiting for {what}: still in use by {who}")
@@ -123,6 +128,7 @@ def acquire(key: str, what: str, exclusive: bool) -> None:
         "command": owner,
     }
     _holder_file(key, os.getpid()).write_text(json.dumps(note))
+    return True
 
 
 def release(key: str) -> None:

@@ -125,7 +125,9 @@ def ensure(
     locks.acquire(key, what, exclusive=force)
     info = None if force else read_marker(spark, dataset)
     if info is None and not force:
-        locks.acquire(key, what, exclusive=True)
+        # Two runs that both found no mark both want to build: the one that waits stops waiting
+        # once the other's mark is there (the builder keeps its lock shared while it reads on).
+        locks.acquire(key, what, exclusive=True, unless=lambda: read_marker(spark, dataset) is not None)
         info = read_marker(spark, dataset)  # another run may have built it while this one waited
     if info is not None:
         locks.acquire(key, what, exclusive=False)

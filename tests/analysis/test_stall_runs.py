@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from icelab.analysis import stall_runs
 from icelab.tools.docs.reliability_page import STALL_CASES
 
@@ -22,3 +24,19 @@ def test_each_stall_is_one_marked_row_measured_again_and_the_clean_runs_mark_non
     for case, clean in cleans.items():
         (read,) = [stall_runs.read(case, clean, stall_runs.counted(stall_runs._measured(clean)))]
         assert read.marked == {"stall": 0, "gc": 0, "outlier": 0} and read.retakes == 0, case
+
+
+def _cells(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"query_id": q, "variant": "parquet", "window": "1d", "planning_ms": v} for q, v in values.items()]
+    )
+
+
+def test_the_band_is_the_spread_of_the_untouched_cells_ratios_and_leaves_out_the_stalled_cell():
+    clean = _cells({f"q{i}": 100.0 for i in range(41)} | {"stalled": 100.0})
+    # 41 untouched cells whose ratios run from 0.8 to 1.2, and the stalled cell's far outside.
+    kept = _cells({f"q{i}": 80.0 + i for i in range(41)} | {"stalled": 500.0})
+    low, high = stall_runs.band(kept, clean, "planning_ms", skip={("stalled", "parquet", "1d")})
+    assert (low, high) == (0.81, 1.19)
+    # Counted among the others, the stalled cell would widen the band it is judged against.
+    assert stall_runs.band(kept, clean, "planning_ms", skip=set())[1] > 1.19

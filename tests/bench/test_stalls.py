@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from icelab.bench import stalls
+from icelab.bench import stalls, task_clock
 from icelab.bench.protocol import Case, run_rounds
 from icelab.bench.variants import NO_PROFILE, Variant
 from icelab.bench.windows import parse_window
@@ -38,6 +38,19 @@ def test_a_process_that_stood_still_is_a_stall():
     # execution it paused has no clock of its own to compare.
     assert stalls.row_marks(_row(execution_ms=20_345.0, pause_ms=20_012.0)) == ["stall=20.0"]
     assert stalls.row_marks(_row(execution_ms=20_345.0, pause_ms=0.0)) == []
+
+
+def test_the_proxys_longest_request_and_a_task_off_the_cpu_are_stalls():
+    assert stalls.row_marks(_row(execution_ms=60_300.0, proxy_longest_ms=60_040.0)) == ["stall=60.0"]
+    assert stalls.row_marks(_row(execution_ms=300.0, proxy_longest_ms=62.0)) == []
+    # A stopped executor: one task of its stage stood off the CPU 20 s beyond the others.
+    assert stalls.row_marks(_row(execution_ms=20_400.0, task_stall_ms=20_010.0)) == ["stall=20.0"]
+    assert stalls.row_marks(_row(execution_ms=2_400.0, task_stall_ms=150.0)) == []
+
+
+def test_a_task_stall_is_beyond_the_rest_of_its_stage():
+    assert task_clock.beyond_the_rest([10.0, 12.0, 20_011.0, 11.0]) == 20_000.0
+    assert task_clock.beyond_the_rest([10.0]) is None
 
 
 def test_garbage_collection_marks_only_when_it_is_most_of_the_time():
@@ -97,3 +110,17 @@ def test_the_proxys_tally_is_not_a_clocks_mark():
     assert stalls.reasons({"faults": "stall=2"}) == []
     assert stalls.reasons({"faults": "slowdown=1,stall=20.5,outlier"}) == ["stall", "outlier"]
     assert stalls.counts([{"faults": "gc=1.5"}, {"faults": None}]) == {"stall": 0, "gc": 1, "outlier": 0}
+
+
+def test_a_garbage_collection_storm_is_marked_gc(ctx, tiny, monkeypatch):
+    # The driver JVM (local mode: also the executor) collects back to back for 4 s from the
+    # start of the second measured plan's execution: its row is marked gc and measured again.
+    failpoints._hits.clear()
+    monkeypatch.setenv("ICELAB_PAUSE_AT", "protocol.measurement:1@jvm-gc/4")
+    rows: list[dict] = []
+    keep = lambda row: rows.append(dict(row)) or rows[-1]  # noqa: E731 (the recorder's contract)
+    cases = [_case(tiny, "parquet")]
+    run_rounds(ctx.spark, cases, protocol(warmups=0, repetitions=3), keep, lambda: None, False)
+    stormed = [r for r in rows if stalls.reasons(r)]
+    assert [(r["repetition"], stalls.reasons(r)) for r in stormed] == [(1, ["gc"])], rows
+    assert [r["repetition"] for r in rows if r["retake"] == 1] == [1]

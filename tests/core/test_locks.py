@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,3 +118,14 @@ def test_a_wait_that_runs_out_names_the_holder(holder, monkeypatch):
     monkeypatch.setattr(locks, "wait_s", 1.0)
     with pytest.raises(UserError, match=r"gave up after 1 s waiting for the dataset: still in use by pid"):
         locks.acquire(KEY, "the dataset", exclusive=True)
+
+
+def test_a_would_be_builder_stops_waiting_once_the_other_has_built(holder, monkeypatch, tmp_path):
+    # Two runs found no dataset; the other built it and reads on under its shared lock, which it
+    # keeps: the wait for an exclusive lock ends when the built mark appears, holding nothing.
+    monkeypatch.setattr(locks, "wait_s", 60.0)
+    mark = tmp_path / "dataset.json"
+    threading.Timer(1.0, mark.write_text, ("{}",)).start()
+    assert locks.acquire(KEY, "the dataset", exclusive=True, unless=mark.exists) is False
+    assert KEY not in locks._held and probe("exclusive") == "busy"  # the holder still reads
+    assert locks.acquire(KEY, "the dataset", exclusive=False) is True

@@ -123,3 +123,18 @@ def test_faults_are_dealt_from_the_seed_at_their_rates():
     tally = first.tally()
     assert 400 <= tally["slowdown"] <= 600 and 120 <= tally["reset"] <= 280 and 40 <= tally["stall"] <= 160
     assert sum(tally.values()) == sum(d is not None for d in dealt)
+
+
+def test_the_longest_request_is_the_slowest_answer_since_the_last_reset(through, monkeypatch):
+    proxy, _ = through(None)
+    get(proxy).read()
+    quick = proxy.longest_ms(reset=True)
+    # The server takes 1.5 s to answer the next request: the proxy's clock counts it.
+    real = Handler.do_GET
+    monkeypatch.setattr(Handler, "do_GET", lambda self: (time.sleep(1.5), real(self)))
+    get(proxy).read()
+    assert quick < 1_000 <= 1_500 <= proxy.longest_ms(reset=True)
+    # Reset: only what comes after counts.
+    monkeypatch.setattr(Handler, "do_GET", real)
+    get(proxy).read()
+    assert proxy.longest_ms() < 1_000

@@ -80,7 +80,7 @@ def test_valid_runs_pass_and_older_ones_are_named(capsys):
     older = {line.split()[1].rstrip(":"): line for line in lines if line.startswith("older")}
     s3 = (
         "s3_requests, s3_list_requests, s3_head_requests, s3_get_requests, s3_retries, s3_request_ms, "
-        "s3_longest_ms, gc_ms, pause_ms, faults, faulted"
+        "s3_longest_ms, proxy_longest_ms, gc_ms, pause_ms, task_stall_ms, faults, faulted"
     )
     # The canonical run predates only the retakes and the request counts; the manifest_8mb runs
     # the plan facts too.

@@ -154,6 +154,11 @@ class Store:
 
         return fields
 
+    def longest_ms(self, reset: bool = False) -> float | None:
+        """The delay proxy's longest request since its last reset (`DelayProxy.longest_ms`), in
+        milliseconds; None without a proxy."""
+        return self.proxy.longest_ms(reset) if self.proxy is not None else None
+
     def answers(self) -> bool:
         """Whether the S3 server answers HTTP at all (any status will do); 2 s at most."""
         try:

@@ -106,15 +106,26 @@ class Dealer:
 
 
 class _Link:
-    """One client connection: the fault dealt to its request in flight, until its response comes."""
+    """One client connection: the fault dealt to its request in flight, until its response comes,
+    and when that request's head was read."""
 
-    def __init__(self, dealer: Dealer | None) -> None:
+    def __init__(self, dealer: Dealer | None, answered: Callable[[float], None]) -> None:
         self.dealer = dealer
         self.pending: str | None = None
+        self.asked_at: float | None = None
+        self._answered = answered  # told each request's time from its head to its answer's first byte
 
     def on_head(self) -> None:
-        assert self.dealer is not None
-        self.pending = self.dealer.deal()
+        if self.dealer is not None:
+            self.pending = self.dealer.deal()
+        self.asked_at = time.monotonic()
+
+    def on_answer(self) -> None:
+        """The first bytes of an answer came from the server (S3A asks one request at a time per
+        connection, so they answer the request last asked)."""
+        if self.asked_at is not None:
+            self._answered(time.monotonic() - self.asked_at)
+            self.asked_at = None
 
     def take(self, fault: str) -> bool:
         """Whether `fault` is pending (and clear it)."""
@@ -215,6 +226,7 @@ class DelayProxy:
         self._server: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._longest_s = 0.0
 
     def start(self) -> int:
         """Start serving in a background thread; return the port."""
@@ -273,6 +285,20 @@ class DelayProxy:
         """The faults dealt so far, by kind: {"slowdown": 3, "reset": 1}; empty without a plan."""
         return self._dealer.tally() if self._dealer is not None else {}
 
+    def longest_ms(self, reset: bool = False) -> float:
+        """The longest a request waited for the first byte of its answer since the last reset, in
+        milliseconds: from its head read by the proxy to the server's first byte back, the added
+        delay on the way there included (a stall the proxy deals, on the way back, is not)."""
+        with self._lock:
+            found = self._longest_s * 1000
+            if reset:
+                self._longest_s = 0.0
+        return found
+
+    def _answered(self, seconds: float) -> None:
+        with self._lock:
+            self._longest_s = max(self._longest_s, seconds)
+
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         if task is not None:
@@ -283,8 +309,8 @@ class DelayProxy:
             writer.close()
             self._tasks.discard(task)
             return
-        link = _Link(self._dealer)
-        counter = RequestCounter(self._counts, self._lock, link.on_head if self._dealer else None)
+        link = _Link(self._dealer, self._answered)
+        counter = RequestCounter(self._counts, self._lock, link.on_head)
         down: asyncio.Queue = asyncio.Queue()
         try:
             await asyncio.gather(
@@ -339,6 +365,8 @@ class DelayProxy:
                 data = await reader.read(CHUNK)
                 if observe is not None and data:
                     observe(data)
+                if answer is None and data:
+                    link.on_answer()
                 due = time.monotonic() + self.delay_s
                 if answer is not None and link.take("slowdown"):
                     # The request stops here: the server never sees it; the client gets S3's
