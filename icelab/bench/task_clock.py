@@ -6,7 +6,9 @@ Each measurement's jobs run in a job group of their own. After a measurement who
 could hold a stall (`stalls.STALL_MS` or more), Spark's status store gives each task of its
 stages its duration from launch to end, as the driver saw it, and the CPU time it used
 (`executorCpuTime`). A task's time off the CPU (reading, waiting, or stopped) beyond the
-median of the other tasks of its stage is what the stage does not explain.
+median of the other tasks of its stage is what the stage does not explain, when it is also
+`OUTLIER_RATIO` times that median: tasks that read a store wait on it unevenly, a stopped one
+waits many times longer than the rest.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterator
 
 from pyspark.sql import SparkSession
 
-from icelab.bench.stalls import STALL_MS
+from icelab.bench.stalls import OUTLIER_RATIO, STALL_MS
 
 LISTENER_WAIT_MS = 2000  # for the listener bus to record the tasks that just ended
 MAX_TASKS = 2000  # per stage: more than any stage of icelab's queries at medium
@@ -46,8 +48,9 @@ class TaskClock:
 
     def stall_ms(self, wall_ms: float | None) -> float | None:
         """The longest time a task of the last measurement was off the CPU beyond the median of
-        the other tasks of its stage, in milliseconds; None when the measurement was too short to
-        hold a stall (`wall_ms` under `STALL_MS`) or no stage had two tasks."""
+        the other tasks of its stage, among tasks off it `OUTLIER_RATIO` times that median, in
+        milliseconds (0.0: none); None when the measurement was too short to hold a stall
+        (`wall_ms` under `STALL_MS`) or no stage had two tasks."""
         if self._group is None or wall_ms is None or wall_ms < STALL_MS:
             return None
         jsc = self._sc._jsc
@@ -82,7 +85,13 @@ def _off_cpu(tasks: object) -> list[float]:
 
 
 def beyond_the_rest(off_cpu: list[float]) -> float | None:
-    """The most any one value exceeds the median of the others; None for fewer than two."""
+    """The most a value exceeds the median of the others, among the values at least
+    `OUTLIER_RATIO` times that median (0.0: none); None for fewer than two values."""
     if len(off_cpu) < 2:
         return None
-    return max(x - statistics.median(off_cpu[:i] + off_cpu[i + 1 :]) for i, x in enumerate(off_cpu))
+    excess = [0.0]
+    for i, x in enumerate(off_cpu):
+        rest = statistics.median(off_cpu[:i] + off_cpu[i + 1 :])
+        if x >= OUTLIER_RATIO * rest:
+            excess.append(x - rest)
+    return max(excess)
