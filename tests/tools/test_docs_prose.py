@@ -45,16 +45,6 @@ def test_only_prose_is_measured(tmp_path: Path) -> None:
 REPO = Path(__file__).resolve().parents[2]
 LIMIT = 40
 RECORDS = ("costmodel-check*.md", "decision-check.md")
-# Sentences in docs/protocol.md's "Stalls nobody injected" section, which is being rewritten on
-# main; left as they are here so the two edits merge. Each entry is (page, how the sentence
-# begins). Once the section is merged, an entry that no longer matches fails
-# test_every_exception_is_still_needed: delete it then.
-PENDING = (
-    ("protocol.md", "`stall=<s>`: the planning's wall time exceeds Iceberg's clock"),
-    ("protocol.md", "`outlier`: a planning or execution time at least 3 times"),
-    ("protocol.md", "a stopped executor whose tasks are the whole stage"),
-    ("protocol.md", "executors' garbage collection is summed per task"),
-)
 
 
 def prose_pages(docs: Path) -> list[Path]:
@@ -64,12 +54,12 @@ def prose_pages(docs: Path) -> list[Path]:
 
 
 def too_long(pages: list[Path], limit: int = LIMIT) -> list[str]:
-    """Each sentence over `limit` words, as `page:line: N words: text`, the exceptions left out."""
+    """Each sentence over `limit` words, as `page:line: N words: text`."""
     return [
         f"{s.page}:{s.line}: {s.words} words: {s.text}"
         for page in pages
         for s in sentences(page)
-        if s.words > limit and not any(s.page == name and s.text.startswith(start) for name, start in PENDING)
+        if s.words > limit
     ]
 
 
@@ -88,11 +78,3 @@ def test_a_planted_sentence_of_41_words_fails_and_40_passes(tmp_path: Path) -> N
     assert too_long(prose_pages(docs)) == []
     (docs / "page.md").write_text(f"# A page\n\nShort one. {planted} more.\n")
     assert too_long(prose_pages(docs)) == [f"page.md:3: 41 words: {planted} more."]
-
-
-def test_every_exception_is_still_needed() -> None:
-    long = [s for page, _ in PENDING for s in sentences(REPO / "docs" / page) if s.words > LIMIT]
-    for page, start in PENDING:
-        assert any(s.page == page and s.text.startswith(start) for s in long), (
-            f"{page}: {start!r} no longer needs an exception"
-        )
