@@ -5,7 +5,7 @@ ARGS ?=
 RESULTS ?= results
 RUNS ?=
 
-.PHONY: help setup run test test-fast lint format docs charts report reference clean
+.PHONY: help setup run test test-fast lint format docs docs-site charts report reference clean
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
@@ -40,6 +40,9 @@ format: setup ## ruff format and autofix
 docs: setup ## rewrite the figure blocks of README.md and docs/ from results/reference
 	$(VENV)/bin/icelab docs
 
+docs-site: setup ## build the docs site into site/ (mkdocs-material, strict: no orphan page, no broken link)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 charts: setup ## redraw every chart from stored results (RESULTS=results/reference for the committed set)
 	$(VENV)/bin/icelab charts --results $(RESULTS)
 
@@ -50,4 +53,4 @@ reference: setup ## copy complete runs (RUNS="results/runs/<exp>/<id> ...") into
 	$(VENV)/bin/icelab reference $(RUNS)
 
 clean: ## remove generated state (datasets, outputs, run results)
-	rm -rf data outputs multirun results/runs results/clusters results/charts results/report.html results/comparisons results/sessions spark-warehouse metastore_db derby.log
+	rm -rf site data outputs multirun results/runs results/clusters results/charts results/report.html results/comparisons results/sessions spark-warehouse metastore_db derby.log

@@ -1,5 +1,5 @@
 """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d`: `icelab costmodel ...`
-(icelab.tools.costmodel) without the console script, the spelling docs/metadata-scale.md prints."""
+(icelab.tools.costmodel) without the console script, the spelling docs/costmodel.md prints."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ distributed planning), never one manifest on two threads. So the entries that se
 those of the busiest thread: `busiest_thread_entries = max(entries_read / threads, entries of the
 largest manifest read)`. A window on many small manifests spreads over every thread; a window that
 falls in one large rewritten manifest waits for one thread (a thread dump of the 10M state's 1h
-plan, docs/metadata-scale.md). `threads` is the driver's cores from the run's env.json.
+plan, docs/history-metadata-scale.md). `threads` is the driver's cores from the run's env.json.
 
 Reading an entry costs more the more bytes it has (Avro decodes every column's statistics, and a
 wide schema carries them for tens of columns): `busiest_thread_kb` is the busiest thread's entries

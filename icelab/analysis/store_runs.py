@@ -85,7 +85,7 @@ def planning_runs(reference: Path) -> list[Run]:
 def nearest_local(reference: Path, others: list[Run]) -> Run:
     """The complete local-disk manifest_8mb reference run of the object-store runs' dataset that
     started nearest in time to them: the same cell measured on this shared machine days apart
-    differs by more than a quarter in some layouts (docs/metadata-scale.md, the same cells in
+    differs by more than a quarter in some layouts (docs/costmodel.md, the same cells in
     separate runs), so the local row is the run measured nearest to the store's rows.
 
     Raises:

@@ -21,24 +21,37 @@ from icelab.analysis.stored_run import stored
 from icelab.charts import Chart
 from icelab.charts.all import WRITERS, draw, results_command
 from icelab.charts.schema_table import RECORDS, outcome_table
+from icelab.charts.study_figures import sentence, study_charts
 from icelab.core.results import write_atomic
 from icelab.core.runs import Run, find_runs
 from icelab.core.units import SIZE_UNITS
 
 STYLE = """
-body{font-family:system-ui,sans-serif;font-size:14px;margin:24px auto;max-width:1400px;color:#222}
+body{font-family:system-ui,sans-serif;font-size:14px;margin:24px auto;max-width:1200px;padding:0 16px;
+color:#222}
 h1{font-size:22px} h2{font-size:18px;border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:36px}
 h3{font-size:15px;margin-top:20px} table{border-collapse:collapse;margin:8px 0;font-size:12px}
 td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top} th{background:#f3f3f3}
-figure{margin:16px 0} figure img{max-width:100%;border:1px solid #eee}
-figcaption{font-size:12px;color:#555;max-width:1100px} .muted{color:#777;font-size:12px}
+.scroll{overflow-x:auto;max-width:100%} p,li,figcaption,summary{overflow-wrap:anywhere}
+figure{margin:16px 0} figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:12px;color:#555} .muted{color:#777;font-size:12px} .shows{font-size:15px;margin:4px 0}
+details{margin:12px 0} summary{cursor:pointer;color:#555}
 """
 # Marks the page once every chart has decoded, so a headless browser can check it.
 SCRIPT = """
 window.addEventListener('load', function () {
+  var body = document.body, page = document.scrollingElement;
   var charts = Array.prototype.slice.call(document.querySelectorAll('img.chart'));
   var loaded = charts.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
-  document.body.setAttribute('data-charts-loaded', String(loaded));
+  var links = Array.prototype.slice.call(document.querySelectorAll('a[href^="#"]'));
+  var target = function (a) { return a.getAttribute('href').slice(1); };
+  var missing = links.filter(function (a) { return !document.getElementById(target(a)); });
+  body.setAttribute('data-charts-loaded', String(loaded));
+  body.setAttribute('data-anchors', String(links.length));
+  body.setAttribute('data-anchors-missing', missing.map(target).join(' '));
+  body.setAttribute('data-scroll-width', String(page.scrollWidth));
+  body.setAttribute('data-client-width', String(page.clientWidth));
+  body.setAttribute('data-load-ms', String(Math.round(performance.now())));
 });
 """
 
@@ -227,28 +240,61 @@ def figure(chart: Chart) -> str:
     )
 
 
+def study_section(runs: dict[str, Run], charts: dict[str, list[Chart]]) -> tuple[str, set[int]]:
+    """The study's figures, each with the sentence of what its run shows; and which charts they are."""
+    found = study_charts(runs, charts)
+    if not found:
+        return "", set()
+    figures = "".join(
+        f"<div id='figure-{n}-{html.escape(e)}' class='study'><h3>Figure {n} ({html.escape(e)})</h3>"
+        f"<p class='shows'>{html.escape(sentence(runs[e]))}</p>{figure(c)}</div>"
+        for n, e, c in found
+    )
+    section = f"<section id='study'><h2>The study's figures</h2>{figures}</section>"
+    return section, {id(c) for _, _, c in found}
+
+
+def experiment_section(experiment: str, run: Run, charts: list[Chart], shown: set[int]) -> str:
+    """One experiment: its key table, its other charts, then its environment and provenance folded."""
+    others = "".join(figure(c) for c in charts if id(c) not in shown)
+    return (
+        f"<section id='run-{html.escape(experiment)}'><h2>{html.escape(experiment)}</h2>"
+        f"<p class='muted'>{html.escape(run.task)}, run {html.escape(run.run_id)}</p>"
+        f"{key_ratios(run)}{others}"
+        "<details class='provenance'><summary>Environment and provenance</summary>"
+        f"{environment(run)}</details>"
+        "</section>"
+    )
+
+
 def render(runs: dict[str, Run], charts: dict[str, list[Chart]], skipped: list[Run], results: Path) -> str:
-    """The whole page."""
+    """The whole page: the study's figures first, then per experiment its key table, with its
+    environment and provenance folded away; every table scrolls inside its own box."""
     total = sum(len(c) for c in charts.values())
-    toc = "".join(f"<li><a href='#{e}'>{e}</a> ({r.task}, run {r.run_id})</li>" for e, r in runs.items())
-    sections = []
-    for experiment, run in runs.items():
-        sections.append(
-            f"<section id='{html.escape(experiment)}'><h2>{html.escape(experiment)}</h2>"
-            f"{environment(run)}{key_ratios(run)}{''.join(figure(c) for c in charts[experiment])}</section>"
-        )
+    study, shown = study_section(runs, charts)
+    toc = (("<li><a href='#study'>The study's figures</a></li>") if study else "") + "".join(
+        f"<li><a href='#run-{html.escape(e)}'>{html.escape(e)}</a> ({r.task}, run {r.run_id})</li>"
+        for e, r in runs.items()
+    )
+    sections = "".join(experiment_section(e, r, charts[e], shown) for e, r in runs.items())
     skipped_note = ""
     if skipped:
         listed = ", ".join(f"{r.experiment}/{r.run_id} ({r.status})" for r in skipped)
         skipped_note = f"<p class='muted'>Not shown (not complete): {html.escape(listed)}</p>"
     made = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>icelab report</title><style>{STYLE}</style></head>"
+    body = (
         f"<body data-charts-total='{total}'><h1>icelab: Iceberg vs Parquet, from stored results</h1>"
         f"<p class='muted'>From {html.escape(str(results))}, made {made}; {total} charts. "
         "Regenerate with <code>icelab report</code>.</p>"
-        f"<ul>{toc}</ul>{skipped_note}{''.join(sections)}<script>{SCRIPT}</script></body></html>\n"
+        f"<nav id='contents'><h2>Contents</h2><ul>{toc}</ul></nav>{skipped_note}{study}{sections}"
+    )
+    # Every table in a box of its own that scrolls sideways, so the page itself never does.
+    body = body.replace("<table", "<div class='scroll'><table").replace("</table>", "</table></div>")
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>icelab report</title><style>{STYLE}</style></head>"
+        f"{body}<script>{SCRIPT}</script></body></html>\n"
     )
 
 

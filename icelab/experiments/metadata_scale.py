@@ -166,7 +166,7 @@ def window_reads(
                 "manifest_bytes_read": int(hit["length"].sum()),
                 "entries_read": int(hit["entries"].sum()),
                 # Iceberg's worker pool reads manifests in parallel, each on one thread: a plan
-                # lasts at least as long as its largest manifest takes (docs/metadata-scale.md).
+                # lasts at least as long as its largest manifest takes (docs/costmodel.md).
                 "largest_manifest_entries": int(hit["entries"].max()) if len(hit) else 0,
                 "delete_manifests_read": len(deletes),
                 "delete_entries_read": int(deletes["entries"].sum()),
@@ -189,7 +189,7 @@ def warm_cases(
     of the smallest state at its first window (a second or so). A state measured one JVM per
     cell (fresh_jvm: 10M) is measured in new JVMs only, so a warm-up on another state's few
     thousand entries leaves the JIT cold for it (its 1-day plans on a rewritten layout were timed
-    markedly slower than the same plan later in one session: docs/metadata-scale.md): its own
+    markedly slower than the same plan later in one session: docs/history-metadata-scale.md): its own
     cheapest layout (fewest entries read at its first window) in every mode, and its Parquet
     variants, at its first window.
     """

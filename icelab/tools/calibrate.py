@@ -11,7 +11,7 @@ entries built on the store from the tiny dataset on local disk, `paths.copy_from
 which measures a short ladder of metadata states and stores the fit in
 results/calibrations/<engine>-<storage>-<latency>ms.json; `--from` makes the calibration of a
 run already stored instead. `icelab costmodel` and the doctor use the calibration of the engine
-and storage they are asked about (docs/metadata-scale.md, "Calibration").
+and storage they are asked about (docs/costmodel.md, "Calibration").
 
 Exit status: the run's; 2 for bad input (one line on stderr).
 """

@@ -1,6 +1,7 @@
-"""docs/metadata-scale.md's generated blocks: the metadata-scale states, planning at each size,
-window and mode, the anchors, and the planning cost model fitted on them, all read from the
-reference `metadata_scale` run (and the medium reference runs the model is checked on)."""
+"""The generated blocks of docs/metadata-scale.md (the metadata-scale states, planning at each
+size, window and mode, the anchors) and of docs/costmodel.md (the planning cost model fitted on
+them), all read from the reference `metadata_scale` run (and the medium reference runs the model
+is checked on)."""
 
 from __future__ import annotations
 

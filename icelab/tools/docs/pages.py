@@ -26,6 +26,7 @@ from icelab.tools.docs import (
     results,
     schema,
     store_page,
+    tutorials,
 )
 
 Generator = Callable[[Path], str]
@@ -46,6 +47,7 @@ PAGES = (
     blind_check_page,
     advice_quality,
     decision_check_page,
+    tutorials,
 )
 
 
