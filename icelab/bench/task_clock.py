@@ -17,6 +17,7 @@ import contextlib
 import statistics
 from collections.abc import Iterator
 
+from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
 from icelab.bench.stalls import OUTLIER_RATIO, STALL_MS
@@ -42,9 +43,11 @@ class TaskClock:
         try:
             yield
         finally:
-            # Unset, so that work between measurements joins no measurement's group.
-            self._sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-            self._sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+            # Unset, so that work between measurements joins no measurement's group; unless the
+            # measurement ended the driver JVM (SessionEnded), whose error must reach the caller.
+            with contextlib.suppress(Py4JError, ConnectionError):
+                self._sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+                self._sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
 
     def stall_ms(self, wall_ms: float | None) -> float | None:
         """The longest time a task of the last measurement was off the CPU beyond the median of
