@@ -69,26 +69,24 @@ def check(
 ) -> list[dict[str, Any]]:
     """One record per (query, window): Spark's answers, DuckDB's, and whether all agree. A lost
     store (`phase`, `store_guard`) interrupts DuckDB's query and ends the check."""
+    phase = phase or Phase("answers")  # unbounded: no store to lose
     path = storage.duckdb_path(dataset.parquet_uri)  # local, or s3:// on the run's object store
     con = duckdb_connection(memory_limit=duckdb_memory) if with_duckdb and path else None
     if con is not None:
         con.execute("SET TimeZone = 'UTC'")  # the queries' timestamp literals are UTC, as in Spark
-        if phase is not None:
-            phase.on_stop(con.interrupt)
+        phase.on_stop(con.interrupt)
     by_name = {w.name: w for w in windows}
     records = []
     answers = spark_answers(measurements).to_dict("records")
     for rec in tqdm(answers, desc="answers", unit="query", disable=not progress or con is None):
         duck = error = None
-        if phase is not None:
-            phase.check()
+        phase.check()
         if con is not None:
             template = duckdb_template(rec["query_id"])
             try:
                 duck = duckdb_answer(con, template, parquet_source(path), by_name[rec["window"]])
             except duckdb.Error as exc:  # recorded and counted, as a failing Spark query is
-                if phase is not None:
-                    phase.check(failed=True)  # the store was lost: that ends the run, not this
+                phase.check(failed=True)  # the store was lost: that ends the run, not this
                 error = str(exc).strip().splitlines()[0][:500]
         status = duckdb_status(rec["checksums"], duck, error, checked=con is not None)
         agree = len(rec["checksums"]) == 1 and status in ("agree", "off")

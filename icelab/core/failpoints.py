@@ -67,24 +67,35 @@ _PAUSE = re.compile(
 _hits: Counter[str] = Counter()
 
 
+def _running(program: str) -> list[int]:
+    """The processes below this one that run `program`."""
+    return [
+        pid
+        for pid in supervisor.descendants([os.getpid()])
+        if (args := supervisor.cmdline(pid)) and os.path.basename(args[0]) == program
+    ]
+
+
+def _newest(main_class: str) -> int | None:
+    """The newest process below this one whose command line names `main_class` (a JVM's)."""
+    found = [pid for pid in supervisor.descendants([os.getpid()]) if main_class in supervisor.cmdline(pid)]
+    return max(found) if found else None
+
+
 def _kill(program: str | None = None) -> None:
     """SIGKILL this process, or with `program` every process below it that runs it."""
     if program is None:
         os.kill(os.getpid(), signal.SIGKILL)
         return
     if program == "worker":
-        workers = [
-            pid for pid in supervisor.descendants([os.getpid()]) if WORKER_CLASS in supervisor.cmdline(pid)
-        ]
-        if workers:
+        worker = _newest(WORKER_CLASS)
+        if worker:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(max(workers), signal.SIGKILL)  # each worker leads its process group
+                os.killpg(worker, signal.SIGKILL)  # each worker leads its process group
         return
-    for pid in supervisor.descendants([os.getpid()]):
-        args = supervisor.cmdline(pid)
-        if args and os.path.basename(args[0]) == program:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    for pid in _running(program):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _chosen(env: str, spec: re.Pattern[str], name: str) -> re.Match[str] | None:
@@ -101,22 +112,17 @@ def _chosen(env: str, spec: re.Pattern[str], name: str) -> re.Match[str] | None:
 
 
 def _pids(target: str) -> list[int]:
-    """The processes a pause stops: this one, the driver JVM, or those below running `target`."""
+    """The processes a pause stops: this one, the driver JVM, the newest executor, or those
+    below running `target`."""
     if target == "driver":
         return [os.getpid()]
     if target == "jvm":
         pid = jvm_pid()
         return [pid] if pid else []
     if target == "executor":
-        executors = [
-            pid for pid in supervisor.descendants([os.getpid()]) if EXECUTOR_CLASS in supervisor.cmdline(pid)
-        ]
-        return [max(executors)] if executors else []
-    return [
-        pid
-        for pid in supervisor.descendants([os.getpid()])
-        if (args := supervisor.cmdline(pid)) and os.path.basename(args[0]) == target
-    ]
+        executor = _newest(EXECUTOR_CLASS)
+        return [executor] if executor else []
+    return _running(target)
 
 
 def _pause(match: re.Match[str]) -> None:

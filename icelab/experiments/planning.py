@@ -49,16 +49,16 @@ def measure_overhead(
 ) -> pd.DataFrame:
     """measure() against a plain collect of the same query, per variant and query, at one window;
     between cases, `phase` stops it when the store was lost (`store_guard`)."""
+    phase = phase or Phase("overhead pairs")  # unbounded: no store to lose
     rows = []
     chosen = [c for c in all_cases if c.window.name == window] if pairs else []
     # Each pair executes twice: through a slow store that is minutes, so it has its bar.
     for case in tqdm(chosen, desc="overhead pairs", unit="case", disable=not progress or not chosen):
-        if phase is not None:
-            phase.check()
+        phase.check()
         with settings(spark, case.variant):
             for pair in overhead_pairs(spark, case.sql, pairs):
                 rows.append({"query_id": case.query_id, "variant": case.variant.label, **pair})
-                if phase is not None and None in (pair["measured_total_ms"], pair["plain_ms"]):
+                if None in (pair["measured_total_ms"], pair["plain_ms"]):
                     phase.check(failed=True)  # a failed side: is the store still there?
     frame = pd.DataFrame(rows, columns=["query_id", "variant", "pair", "measured_total_ms", "plain_ms"])
     timed = ["measured_total_ms", "plain_ms"]

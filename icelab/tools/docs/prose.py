@@ -13,7 +13,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-_OPEN = re.compile(r"<!--\s*generated:([\w.-]+)\s*-->")
+from icelab.tools.docs import BLOCK
+
 # A sentence ends at `.`, `?` or `!`, after which may come closing marks (`**`, `)`, a quote).
 _END = re.compile(r"[.?!][*)\"'`]*\s+")
 
@@ -34,7 +35,8 @@ def paragraphs(text: str) -> list[tuple[int, str]]:
     current: list[str] = []
     start = 0
     fenced = False
-    generated: str | None = None
+    # Generated blocks are not prose: blanked, their lines kept so that line numbers hold.
+    text = BLOCK.sub(lambda block: "\n" * block.group(0).count("\n"), text)
 
     def close() -> None:
         if current:
@@ -43,15 +45,6 @@ def paragraphs(text: str) -> list[tuple[int, str]]:
 
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        if generated is not None:
-            if line.startswith(f"<!-- /generated:{generated}"):
-                generated = None
-            continue
-        opened = _OPEN.match(line)
-        if opened:
-            close()
-            generated = opened.group(1)
-            continue
         if line.startswith(("```", "~~~")):
             close()
             fenced = not fenced
