@@ -103,6 +103,10 @@ def test_a_planted_stall_is_marked_and_measured_again(ctx, tiny, monkeypatch, ca
     assert stalled[0]["planning_ms"] >= 3_000
     again = [r for r in rows if r["retake"] == 1]
     assert [(r["repetition"], r["faulted"]) for r in again] == [(2, False)]
+    # A row its own clocks marked is measured again in its own round; an outlier, known only
+    # against its whole cell, after the rounds.
+    order = {"stall": [0, 1, 2, 2, 3], "outlier": [0, 1, 2, 3, 2]}[reason]
+    assert [r["repetition"] for r in rows] == order
     # The cell keeps its n: four unmarked measured plans.
     assert sum(1 for r in rows if not r["faulted"]) == 4
     said = {"stall": "1 stall, 0 gc, 0 outlier", "outlier": "0 stall, 0 gc, 1 outlier"}[reason]

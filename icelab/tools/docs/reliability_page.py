@@ -74,18 +74,22 @@ STALL_CASES = {
 }
 
 
-def stall_table(results: Path) -> str:
-    """One row a stalled row of each stall case: its mark, its cell's median and the clean run's."""
-    cleans, found = stall_runs.stall_runs(results / "reference" / "stalls", STALL_CASES)
+def stall_table(results: Path, folder: str = "stalls") -> str:
+    """One row a stalled row of each stall case under `results/reference/<folder>`: its mark, its
+    cell's median and the clean run's."""
+    cleans, found = stall_runs.stall_runs(results / "reference" / folder, STALL_CASES)
     return render(
         "reliability/stalls.md.j2",
         runs=[vars(s) | {"provenance": provenance(s.run), "clean": STALL_CASES[s.case]} for s in found],
         cleans={c: provenance(run) for c, run in cleans.items()},
+        folder=folder,
     )
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "reliability-faults": fault_table,
     "reliability-stalls": stall_table,
+    # The second look, after the retake moved into the stalled row's round (docs/reliability.md).
+    "reliability-stalls-in-round": lambda results: stall_table(results, "stalls-in-round"),
     "reliability-medium": medium_table,
 }
