@@ -11,6 +11,7 @@ footer key in Iceberg's files, Spark's schema footer key in the Parquet table's.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import time
@@ -42,6 +43,9 @@ from icelab.datagen.ingest import IngestTimes, create_iceberg_table
 SOURCE = Path(__file__).with_name("BatchAppend.java")
 ZSTD_LEVEL = 3  # parquet-mr's default zstd level, which Spark's and Iceberg's writers use
 FIELD_ID = b"PARQUET:field_id"
+# Up to this many rows the driver writes the batches itself: two worker processes' start (about
+# 3 s of imports each) would cost more than they save.
+IN_PROCESS_ROWS = 200_000
 
 
 @dataclass
@@ -274,8 +278,15 @@ def ingest_arrow(
     started = time.perf_counter()
     bar = tqdm(total=ds.commits, desc=f"ingest {ds.name}", unit="commit", disable=not progress)
     context = multiprocessing.get_context("spawn")  # the driver holds a JVM gateway: never fork it
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        for done in pool.map(write_batch, [job] * ds.commits, range(ds.commits)):
+    if ds.total_rows <= IN_PROCESS_ROWS:
+        workers = times.workers = 1
+    with contextlib.ExitStack() as stack:
+        if workers > 1:
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
+            batches = pool.map(write_batch, [job] * ds.commits, range(ds.commits))
+        else:
+            batches = (write_batch(job, b) for b in range(ds.commits))
+        for done in batches:
             failpoints.point("ingest.iceberg_append")
             t0 = time.perf_counter()
             append(done.iceberg_lines, summary)

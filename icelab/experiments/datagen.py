@@ -51,6 +51,10 @@ def baseline_write(ctx: Context, built: Built) -> dict[str, Any]:
     }
 
 
+def _written_by(workers: int) -> str:
+    return "written by the driver" if workers == 1 else f"summed over {workers} worker processes"
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
@@ -78,8 +82,7 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
         f"{sec['generate_s']:.1f} + parquet "
         f"{sec['parquet_s']:.1f} + iceberg {sec['iceberg_s']:.1f}"
         + (
-            f" (summed over {ing['workers']} worker processes; of iceberg, {sec['commit_s']:.1f} s "
-            "committing in the driver)"
+            f" ({_written_by(ing['workers'])}; of iceberg, {sec['commit_s']:.1f} s committing in the driver)"
             if ing.get("workers")
             else ""
         ),
