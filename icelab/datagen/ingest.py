@@ -32,6 +32,9 @@ class IngestTimes:
     iceberg_s: float = 0.0
     rows: int = 0
     per_batch: list[dict[str, float]] = field(default_factory=list)
+    workers: int = 0  # processes that generated and wrote side by side (the arrow builder); 0: Spark
+    wall_s: float = 0.0  # the ingest's wall time, when the steps overlap (workers)
+    commit_s: float = 0.0  # of iceberg_s: the Iceberg commits in the driver (the arrow builder)
 
     @property
     def total_s(self) -> float:

@@ -102,6 +102,7 @@ class Verification:
 
     readings: dict[str, Checksums]
     mismatches: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # per reading, when timed
 
     @property
     def ok(self) -> bool:

@@ -51,6 +51,10 @@ def baseline_write(ctx: Context, built: Built) -> dict[str, Any]:
     }
 
 
+def _written_by(workers: int) -> str:
+    return "written by the driver" if workers == 1 else f"summed over {workers} worker processes"
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
@@ -76,7 +80,12 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
         f"(min {ice['manifest_span_min']:.0%}, max {ice['manifest_span_max']:.0%})",
         f"  {'build (src)' if 'copy' in info else 'build':<12} {sec['total_s']:.1f} s = generate "
         f"{sec['generate_s']:.1f} + parquet "
-        f"{sec['parquet_s']:.1f} + iceberg {sec['iceberg_s']:.1f}",
+        f"{sec['parquet_s']:.1f} + iceberg {sec['iceberg_s']:.1f}"
+        + (
+            f" ({_written_by(ing['workers'])}; of iceberg, {sec['commit_s']:.1f} s committing in the driver)"
+            if ing.get("workers")
+            else ""
+        ),
         f"  throughput   parquet {ing['parquet']['rows_per_s']:,.0f} rows/s "
         f"{ing['parquet']['mb_per_s']:.1f} MB/s | iceberg {ing['iceberg']['rows_per_s']:,.0f} rows/s "
         f"{ing['iceberg']['mb_per_s']:.1f} MB/s | both formats + generation "
@@ -88,6 +97,9 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
     lines.append(f"  verified     {readings}: {rows:,} rows, checksum {checksum}")
     if "build_wall_s" in info:
         lines.append(f"  wall time    {info['build_wall_s'] / 60:.1f} min with summary and verification")
+    if "profile_s" in info:
+        parts = " | ".join(f"{step} {s:.1f} s" for step, s in info["profile_s"].items())
+        lines.append(f"  profile      {parts} (wall)")
     if baseline:
         lines.append(
             f"  baseline     one Parquet write from memory {baseline['write_s']:.1f} s "

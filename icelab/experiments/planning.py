@@ -124,6 +124,31 @@ def report(
     return "\n".join(lines)
 
 
+def effect_line(summary: pd.DataFrame, ratio: tuple[str, str]) -> str | None:
+    """Whether this run shows the study's effect, in one line: at the narrow window every rewritten
+    Iceberg layout plans faster than the table as ingested (medians over the run's queries), and
+    Parquet's planning grows from the narrow window to the wide one. None when the run has no
+    as-ingested table, no rewrite or no Parquet to judge by.
+    """
+    wide, narrow = ratio
+    ice = summary[summary["format"] == "iceberg"]
+    at = ice[ice["window"] == narrow].groupby("variant")["planning_ms_median"].median()
+    base = next((v for v in at.index if v.endswith("/as_ingested")), None)
+    rewrites = [v for v in at.index if v != base and "/rewrite_" in v]
+    pq = summary[summary["format"] == "parquet"].groupby("window")["planning_ms_median"].median()
+    if base is None or not rewrites or narrow not in pq.index or wide not in pq.index:
+        return None
+    faster = all(at[v] < at[base] for v in rewrites)
+    growth = pq[wide] / pq[narrow]
+    shown = faster and growth > 1
+    rewritten = ", ".join(f"{v} {at[v]:,.0f} ms" for v in rewrites)
+    return (
+        f"the study's effect: {'shown' if shown else 'not shown'}. At {narrow}: {base} plans in "
+        f"{at[base]:,.0f} ms, {rewritten}; Parquet's planning grows {growth:.1f}x from {narrow} to {wide} "
+        "(medians over the queries)."
+    )
+
+
 def size_note(summary: pd.DataFrame, tables: dict[str, dict[str, Any]], narrow: str) -> list[str]:
     """Lines that explain a rewritten layout planning no faster than the table as ingested at the
     narrow window: the study's effect needs manifests large enough that reading them all costs
@@ -243,6 +268,9 @@ def _finish(
     write_csv(run_dir / "growth.csv", growth)
     charts = draw_charts(bool(ctx.cfg.charts), _write_charts, run_dir)
     print(report(summary, growth, overhead, pcfg.ratio))
+    effect = effect_line(summary, tuple(pcfg.ratio))
+    if effect:
+        print(effect)
     for line in size_note(summary, recorder.info["variants"], pcfg.ratio[1]):
         print(line)
     print(answers.verdict(checked))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from icelab.experiments.planning import size_note
+from icelab.experiments.planning import effect_line, size_note
 
 TABLES = {
     "iceberg/as_ingested": {"manifests": 1, "manifest_bytes": 95_000},
@@ -37,3 +37,16 @@ def test_a_rewrite_no_faster_at_the_narrow_window_is_explained():
 def test_a_rewrite_that_pays_needs_no_note():
     assert size_note(summary(as_ingested=500, rewritten=150), TABLES, "1d") == []
     assert size_note(summary(as_ingested=153, rewritten=185), {}, "1d") == []  # no table state
+
+
+def test_the_effect_is_shown_when_the_rewrite_pays_and_parquet_grows():
+    line = effect_line(summary(as_ingested=500, rewritten=150), ("180d", "1d"))
+    assert line == (
+        "the study's effect: shown. At 1d: iceberg/as_ingested plans in 500 ms, iceberg/rewrite_8mb "
+        "150 ms; Parquet's planning grows 22.5x from 1d to 180d (medians over the queries)."
+    )
+    assert effect_line(summary(as_ingested=153, rewritten=185), ("180d", "1d")).startswith(
+        "the study's effect: not shown."
+    )
+    flat = summary(as_ingested=500, rewritten=150).assign(planning_ms_median=[40.0, 500, 150, 40.0, 300, 200])
+    assert effect_line(flat, ("180d", "1d")).startswith("the study's effect: not shown.")

@@ -33,6 +33,11 @@ class DatasetConfig(_Strict):
     compression: Literal["zstd", "snappy", "gzip", "uncompressed"]
     iceberg_properties: dict[str, str]
     parallelism: int = Field(gt=0, description="Spark partitions for generation only")
+    builder: Literal["spark", "arrow"] = Field(
+        "spark",
+        description="who writes the files: Spark's writers, or numpy and pyarrow with Iceberg commits "
+        "through its Java API (the same rows; other file bytes, so another dataset hash)",
+    )
 
     @model_validator(mode="after")
     def _fractions(self) -> DatasetConfig:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -120,6 +122,44 @@ def bigger_machine(results: Path) -> str:
     )
 
 
+BUILDS = "datagen"  # results/reference/datagen/<case>/<run>: stored builds, by case
+
+
+def builds(results: Path) -> str:
+    """Each stored build case: its builder and size, the median wall time of its builds (with
+    verification) and where that time went (`profile_s`), from the runs' `summary.json`."""
+    root = results / "reference" / BUILDS
+    by_case: dict[str, list[Run]] = {}
+    for run in find_runs(root) if root.is_dir() else []:  # a case's directory reads as an experiment
+        if (run.path / "summary.json").is_file():
+            by_case.setdefault(run.experiment, []).append(run)
+    cases = []
+    for case, runs in sorted(by_case.items()):
+        infos = [json.loads((r.path / "summary.json").read_text())["dataset"] for r in runs]
+        if not infos:
+            continue
+        walls = [i["build_wall_s"] for i in infos]
+        middle = infos[walls.index(statistics.median_low(walls))]
+        cases.append(
+            {
+                "case": case,
+                "builder": middle["config"].get("builder", "spark"),
+                "dataset": f"{middle['name']}-{middle['hash']}",
+                "rows": middle["summary"]["rows"],
+                "files": middle["summary"]["iceberg"]["files"],
+                "walls": sorted(walls),
+                "median": statistics.median(walls),
+                "profile": middle.get("profile_s") or {},
+                "verify": sum(
+                    v for k, v in (middle.get("profile_s") or {}).items() if k.startswith("verify")
+                ),
+                "storage": (runs[0].config().get("storage") or {}).get("kind", "local"),
+                "provenance": "; ".join(provenance(r) for r in runs),
+            }
+        )
+    return render("dataset/builds.md.j2", cases=cases)
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-ladder": ladder,
     "dataset-schema": schema_width,
@@ -127,4 +167,5 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-file-count": file_count,
     "dataset-validate": validate_reference,
     "dataset-bigger-machine": bigger_machine,
+    "dataset-builds": builds,
 }

@@ -1,0 +1,309 @@
+"""Ingestion without Spark's writers: each batch generated with numpy (`arrow_events`) and written
+with pyarrow, one file per day partition in each format, then committed to Iceberg in the driver's
+JVM as one append (`BatchAppend.java`: one snapshot, one manifest, Iceberg's own metrics).
+
+Batches are generated and written by worker processes, two at a time on two cores; the driver
+commits them in batch order, so the snapshots follow the ingest order as Spark's ingest leaves it.
+The files are Parquet as Spark and Iceberg write it where it matters to a read: zstd at level 3,
+one row group, dictionary pages, statistics and page indexes; field ids and the `iceberg.schema`
+footer key in Iceberg's files, Spark's schema footer key in the Parquet table's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pyspark
+from pyspark.sql import SparkSession
+from tqdm import tqdm
+
+from icelab.core import failpoints, javac, object_store
+from icelab.core.config import DatasetConfig
+from icelab.core.iceberg import load_table
+from icelab.datagen.arrow_events import arrow_schema, batch_arrays
+from icelab.datagen.dataset import Dataset
+from icelab.datagen.generate import generate_rows
+from icelab.datagen.ingest import IngestTimes, create_iceberg_table
+
+SOURCE = Path(__file__).with_name("BatchAppend.java")
+ZSTD_LEVEL = 3  # parquet-mr's default zstd level, which Spark's and Iceberg's writers use
+FIELD_ID = b"PARQUET:field_id"
+# Up to this many rows the driver writes the batches itself: two worker processes' start (about
+# 3 s of imports each) would cost more than they save.
+IN_PROCESS_ROWS = 200_000
+
+
+@dataclass
+class Target:
+    """Where and how a worker writes one format's files."""
+
+    root: str  # the table's root (Parquet) or data directory (Iceberg), as pyarrow's path
+    uri: str  # the same as the table's metadata names it (`file:/...`, `s3a://bucket/...`)
+    schema: pa.Schema
+    metadata: dict[bytes, bytes]
+    partition_key: str  # `date` (Hive directory) or Iceberg's partition field name
+
+
+@dataclass
+class Job:
+    """What a worker needs, picklable."""
+
+    ds: DatasetConfig
+    schema: pa.Schema
+    parquet: Target
+    iceberg: Target
+    store: dict[str, Any] | None  # S3 settings when the tables live on an object store
+
+
+@dataclass
+class Written:
+    """One batch's files and seconds, as a worker returns them."""
+
+    batch: int
+    rows: int
+    iceberg_lines: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _filesystem(store: dict[str, Any] | None) -> pafs.FileSystem:
+    if store is None:
+        return pafs.LocalFileSystem()
+    return pafs.S3FileSystem(**store)
+
+
+def _fs_path(uri: str) -> str:
+    """pyarrow's path for a `file:` or `s3a:` URI (`bucket/key` on S3)."""
+    parsed = urlparse(uri)
+    return parsed.path if parsed.scheme == "file" else parsed.netloc + parsed.path
+
+
+def _by_day(table: pa.Table) -> tuple[pa.Table, list[tuple[Any, int, int]]]:
+    """The rows ordered by day (id order kept within a day: a stable sort), and each day's
+    (day, first row, row count)."""
+    days = table.column("date").combine_chunks()
+    order = pc.sort_indices(days)
+    table = table.take(order)
+    values = days.take(order).to_numpy(zero_copy_only=False)
+    cuts = np.flatnonzero(values[1:] != values[:-1]) + 1
+    return table, [
+        (values[lo], int(lo), int(hi - lo))
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(values)], strict=True)
+    ]
+
+
+def _write(fs: pafs.FileSystem, path: str, table: pa.Table, target: Target) -> None:
+    with pq.ParquetWriter(
+        path,
+        target.schema.with_metadata(target.metadata),
+        filesystem=fs,
+        compression="zstd",
+        compression_level=ZSTD_LEVEL,
+        use_dictionary=True,
+        write_statistics=True,
+        write_page_index=True,
+        store_schema=False,
+    ) as writer:
+        writer.write_table(table, row_group_size=max(len(table), 1))
+
+
+def _mkdir(fs: pafs.FileSystem, path: str) -> None:
+    # An object store has no directories: a marker object there would be one Spark never wrote.
+    if isinstance(fs, pafs.LocalFileSystem):
+        fs.create_dir(path, recursive=True)
+
+
+def write_batch(job: Job, batch: int) -> Written:
+    """Generate one batch and write its files in both formats (a worker's task)."""
+    fs = _filesystem(job.store)
+    t0 = time.perf_counter()
+    table = batch_arrays(job.ds, batch, job.schema)
+    t1 = time.perf_counter()
+    written = Written(batch, len(table))
+    run = uuid.uuid4()
+    table, days = _by_day(table)
+    # Cast once per batch: each file is then a slice of each format's table.
+    for_parquet = table.drop_columns(["date"]).cast(job.parquet.schema)
+    for_iceberg = table.cast(job.iceberg.schema)
+    parquet_s = iceberg_s = 0.0
+    for n, (day, lo, count) in enumerate(days):
+        label = str(day)  # numpy datetime64[D]: YYYY-MM-DD
+        a = time.perf_counter()
+        pq_dir = f"{job.parquet.root}/{job.parquet.partition_key}={label}"
+        _mkdir(fs, pq_dir)
+        name = f"part-{n:05d}-{run}.c000.{job.ds.compression}.parquet"
+        _write(fs, f"{pq_dir}/{name}", for_parquet.slice(lo, count), job.parquet)
+        b = time.perf_counter()
+        partition = f"{job.iceberg.partition_key}={label}"
+        ice_dir = f"{job.iceberg.root}/{partition}"
+        _mkdir(fs, ice_dir)
+        name = f"{n:05d}-{batch}-{run}-0-00001.parquet"
+        _write(fs, f"{ice_dir}/{name}", for_iceberg.slice(lo, count), job.iceberg)
+        written.iceberg_lines.append(f"{job.iceberg.uri}/{partition}/{name}\t{partition}")
+        parquet_s += b - a
+        iceberg_s += time.perf_counter() - b
+    written.seconds = {"generate_s": t1 - t0, "parquet_s": parquet_s, "iceberg_write_s": iceberg_s}
+    return written
+
+
+def _with_ids(f: pa.Field, spec: dict[str, Any], required: bool, fid: int | None) -> pa.Field:
+    """`f` with Iceberg's field ids and nullability (`spec`: the field's Iceberg type)."""
+    t = f.type
+    if pa.types.is_struct(t):
+        by_name = {c["name"]: c for c in spec["fields"]}
+        t = pa.struct(
+            [
+                _with_ids(c, by_name[c.name]["type"], by_name[c.name]["required"], by_name[c.name]["id"])
+                for c in t
+            ]
+        )
+    elif pa.types.is_list(t):
+        element = _with_ids(t.value_field, spec["element"], spec["element-required"], spec["element-id"])
+        t = pa.list_(element)
+    elif pa.types.is_map(t):
+        key = _with_ids(t.key_field, spec["key"], True, spec["key-id"])
+        item = _with_ids(t.item_field, spec["value"], spec["value-required"], spec["value-id"])
+        t = pa.map_(key, item)
+    out = pa.field(f.name, t, not required)
+    return out.with_metadata({FIELD_ID: str(fid).encode()}) if fid is not None else out
+
+
+def iceberg_schema(schema: pa.Schema, iceberg_json: str) -> pa.Schema:
+    """`schema` as Iceberg's files carry it: field ids, and Iceberg's required flags."""
+    fields = {f["name"]: f for f in json.loads(iceberg_json)["fields"]}
+    return pa.schema(
+        [
+            _with_ids(f, fields[f.name]["type"], fields[f.name]["required"], fields[f.name]["id"])
+            for f in schema
+        ]
+    )
+
+
+def _store_options() -> dict[str, Any] | None:
+    store = object_store.active()
+    if store is None:
+        return None
+    ep = store.server
+    return {
+        "access_key": ep.access_key,
+        "secret_key": ep.secret_key,
+        "endpoint_override": ep.host,
+        "scheme": "https" if ep.secure else "http",
+        "region": store.config.region,
+    }
+
+
+def _appender(spark: SparkSession, jtable: Any, jar_name: str) -> Callable[[list[str], str], None]:
+    """`BatchAppend.append` on this table, loaded beside the table's Iceberg classes."""
+    classes = javac.compiled([SOURCE], "icelab.datagen", "Iceberg batch appender", jar_name)
+    gateway = spark.sparkContext._gateway
+    jvm = gateway.jvm
+    urls = gateway.new_array(jvm.java.net.URL, 1)
+    urls[0] = jvm.java.io.File(str(classes)).toURI().toURL()
+    loader = jvm.java.net.URLClassLoader(urls, jtable.getClass().getClassLoader())
+    types = gateway.new_array(jvm.java.lang.Class, 4)
+    for i, name in enumerate(
+        [
+            "org.apache.iceberg.Table",
+            "org.apache.hadoop.conf.Configuration",
+            "java.lang.String",
+            "java.lang.String",
+        ]
+    ):
+        types[i] = loader.loadClass(name)
+    method = loader.loadClass("icelab.datagen.BatchAppend").getMethod("append", types)
+    conf = spark._jsc.hadoopConfiguration()
+
+    def append(lines: list[str], summary: str) -> None:
+        args = gateway.new_array(jvm.java.lang.Object, 4)
+        args[0], args[1], args[2], args[3] = jtable, conf, "\n".join(lines), summary
+        method.invoke(None, args)
+
+    return append
+
+
+def ingest_arrow(
+    spark: SparkSession, dataset: Dataset, jar_name: str, workers: int = 2, progress: bool = True
+) -> IngestTimes:
+    """Write every batch to both tables with numpy and pyarrow; the Iceberg table must not exist yet."""
+    ds = dataset.config
+    spark_schema = generate_rows(spark, ds, 0, 0, 1).schema  # the rows' shape, analysed, not run
+    schema = arrow_schema(spark_schema)
+    create_iceberg_table(spark, dataset, spark_schema)
+    jtable = load_table(spark, dataset.iceberg_table)
+    jvm = spark._jvm
+    ice_json = str(jvm.org.apache.iceberg.SchemaParser.toJson(jtable.schema()))
+    partition_field = str(jtable.spec().fields().get(0).name())
+    pq_fields = [f for f in spark_schema.fields if f.name != "date"]
+    spark_json = json.dumps({"type": "struct", "fields": [json.loads(f.json()) for f in pq_fields]})
+    job = Job(
+        ds=ds,
+        schema=schema,
+        parquet=Target(
+            root=_fs_path(dataset.parquet_uri),
+            uri=dataset.parquet_uri,
+            schema=pa.schema([f for f in schema if f.name != "date"]),
+            metadata={
+                b"org.apache.spark.sql.parquet.row.metadata": spark_json.encode(),
+                b"org.apache.spark.version": pyspark.__version__.encode(),
+            },
+            partition_key="date",
+        ),
+        iceberg=Target(
+            root=_fs_path(str(jtable.location())) + "/data",
+            uri=str(jtable.location()) + "/data",
+            schema=iceberg_schema(schema, ice_json),
+            metadata={b"iceberg.schema": ice_json.encode()},
+            partition_key=partition_field,
+        ),
+        store=_store_options(),
+    )
+    append = _appender(spark, jtable, jar_name)
+    summary = f"spark.app.id={spark.sparkContext.applicationId}"
+    times = IngestTimes(workers=workers)
+    started = time.perf_counter()
+    bar = tqdm(total=ds.commits, desc=f"ingest {ds.name}", unit="commit", disable=not progress)
+    context = multiprocessing.get_context("spawn")  # the driver holds a JVM gateway: never fork it
+    if ds.total_rows <= IN_PROCESS_ROWS:
+        workers = times.workers = 1
+    with contextlib.ExitStack() as stack:
+        if workers > 1:
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
+            batches = pool.map(write_batch, [job] * ds.commits, range(ds.commits))
+        else:
+            batches = (write_batch(job, b) for b in range(ds.commits))
+        for done in batches:
+            failpoints.point("ingest.iceberg_append")
+            t0 = time.perf_counter()
+            append(done.iceberg_lines, summary)
+            commit_s = time.perf_counter() - t0
+            step = {
+                "generate_s": done.seconds["generate_s"],
+                "parquet_s": done.seconds["parquet_s"],
+                "iceberg_s": done.seconds["iceberg_write_s"] + commit_s,
+            }
+            times.per_batch.append({"batch": done.batch, "rows": done.rows, **step, "commit_s": commit_s})
+            times.generate_s += step["generate_s"]
+            times.parquet_s += step["parquet_s"]
+            times.iceberg_s += step["iceberg_s"]
+            times.commit_s += commit_s
+            times.rows += done.rows
+            bar.update()
+            bar.set_postfix(rows=times.rows, refresh=False)
+    bar.close()
+    times.wall_s = time.perf_counter() - started
+    return times
