@@ -54,7 +54,9 @@ CASES = [
         id="unknown-experiment",
     ),
     pytest.param(
-        ["dataset=huge"], "unknown dataset 'huge' (choose from: medium, small, tiny)", id="unknown-dataset"
+        ["dataset=huge"],
+        "unknown dataset 'huge' (choose from: effect, medium, small, tiny)",
+        id="unknown-dataset",
     ),
     pytest.param(
         ["experiment=metadata_scale", "meta=[meta_micro]", "meta.meta_micro.data_files=100"],
