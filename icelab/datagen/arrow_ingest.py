@@ -41,7 +41,14 @@ from icelab.datagen.generate import generate_rows
 from icelab.datagen.ingest import IngestTimes, create_iceberg_table
 
 SOURCE = Path(__file__).with_name("BatchAppend.java")
-ZSTD_LEVEL = 3  # parquet-mr's default zstd level, which Spark's and Iceberg's writers use
+# `dataset.compression` (Spark's codec names) -> pyarrow's codec and level. The levels are
+# parquet-mr's defaults, which Spark's and Iceberg's writers use (zstd 3; gzip through zlib's, 6).
+CODECS: dict[str, tuple[str, int | None]] = {
+    "zstd": ("zstd", 3),
+    "gzip": ("gzip", 6),
+    "snappy": ("snappy", None),
+    "uncompressed": ("none", None),
+}
 FIELD_ID = b"PARQUET:field_id"
 # Up to this many rows the driver writes the batches itself: two worker processes' start (about
 # 3 s of imports each) would cost more than they save.
@@ -106,13 +113,14 @@ def _by_day(table: pa.Table) -> tuple[pa.Table, list[tuple[Any, int, int]]]:
     ]
 
 
-def _write(fs: pafs.FileSystem, path: str, table: pa.Table, target: Target) -> None:
+def _write(fs: pafs.FileSystem, path: str, table: pa.Table, target: Target, compression: str) -> None:
+    name, level = CODECS[compression]
     with pq.ParquetWriter(
         path,
         target.schema.with_metadata(target.metadata),
         filesystem=fs,
-        compression="zstd",
-        compression_level=ZSTD_LEVEL,
+        compression=name,
+        compression_level=level,
         use_dictionary=True,
         write_statistics=True,
         write_page_index=True,
@@ -146,13 +154,13 @@ def write_batch(job: Job, batch: int) -> Written:
         pq_dir = f"{job.parquet.root}/{job.parquet.partition_key}={label}"
         _mkdir(fs, pq_dir)
         name = f"part-{n:05d}-{run}.c000.{job.ds.compression}.parquet"
-        _write(fs, f"{pq_dir}/{name}", for_parquet.slice(lo, count), job.parquet)
+        _write(fs, f"{pq_dir}/{name}", for_parquet.slice(lo, count), job.parquet, job.ds.compression)
         b = time.perf_counter()
         partition = f"{job.iceberg.partition_key}={label}"
         ice_dir = f"{job.iceberg.root}/{partition}"
         _mkdir(fs, ice_dir)
         name = f"{n:05d}-{batch}-{run}-0-00001.parquet"
-        _write(fs, f"{ice_dir}/{name}", for_iceberg.slice(lo, count), job.iceberg)
+        _write(fs, f"{ice_dir}/{name}", for_iceberg.slice(lo, count), job.iceberg, job.ds.compression)
         written.iceberg_lines.append(f"{job.iceberg.uri}/{partition}/{name}\t{partition}")
         parquet_s += b - a
         iceberg_s += time.perf_counter() - b
