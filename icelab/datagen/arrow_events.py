@@ -164,7 +164,7 @@ def _lists(counts: np.ndarray) -> pa.Array:
     return pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
 
 
-def _timestamps(ds: DatasetConfig, ids: np.ndarray, batch: np.ndarray, by_id: Keyed) -> np.ndarray:
+def _timestamps(ds: DatasetConfig, batch: np.ndarray, by_id: Keyed) -> np.ndarray:
     """`timeline.timestamp_sql`: micros since the epoch."""
     # recent_lo = batch * interval: a bigint times a decimal literal, exact, then a double.
     interval = Decimal(repr(ds.span_days / ds.commits))
@@ -191,7 +191,7 @@ def _timestamps(ds: DatasetConfig, ids: np.ndarray, batch: np.ndarray, by_id: Ke
     return start_micros(ds) + day * DAY_US + hour * HOUR_US + within
 
 
-def _per_user(ds: DatasetConfig, users: np.ndarray, seed: int) -> dict[str, Any]:
+def _per_user(users: np.ndarray, seed: int) -> dict[str, Any]:
     """Every field keyed by `_user`, once per distinct user (`events._environment`, `_device`,
     `_end_user_ids`, `_identity_map`, `place.tz`, `user.auth`)."""
     d = Keyed(H.hash_int(users, H.start(seed)))
@@ -267,12 +267,12 @@ def _take(per_user: dict[str, Any], inverse: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def _product_list_items(ds: DatasetConfig, ids: np.ndarray, state: np.ndarray, commerce: np.ndarray) -> Any:
+def _product_list_items(ds: DatasetConfig, state: np.ndarray, commerce: np.ndarray) -> Any:
     """`events._product_list_items`: 1 to 4 items on a commerce event, else null."""
     d = Keyed(state)
     n_items = (1 + np.floor(d.u("plist.n") * 4)).astype(np.int64)
     counts = np.where(commerce, n_items, 0)
-    row = np.repeat(np.arange(len(ids)), counts)
+    row = np.repeat(np.arange(len(state)), counts)
     i = (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts) + 1).astype(np.int64)
     item = Keyed(state[row])
     with np.errstate(over="ignore"):
@@ -303,13 +303,13 @@ def rows_table(ds: DatasetConfig, ids: np.ndarray, schema: pa.Schema) -> pa.Tabl
         order_hash = H.hash_long(ids, H.start(7))
     d = Keyed(state)
     batch = ids * ds.commits // ds.total_rows
-    ts = _timestamps(ds, ids, batch, d)
+    ts = _timestamps(ds, batch, d)
     k = ds.popularity_skew
     user = d.index("key.user", ds.users, skew=k)
     page = d.index("key.page", ds.pages, skew=k)
     etype = d.weighted("key.etype", E.EVENT_TYPES)
     users, inverse = np.unique(user, return_inverse=True)
-    u = _take(_per_user(ds, users, seed), inverse)
+    u = _take(_per_user(users, seed), inverse)
     mobile, auth = u["mobile"], u["auth"]
     commerce = pc.starts_with(etype, "commerce.").to_numpy(zero_copy_only=False)
 
@@ -442,7 +442,7 @@ def rows_table(ds: DatasetConfig, ids: np.ndarray, schema: pa.Schema) -> pa.Tabl
         if field.name == "customAttributes":
             columns.append(_custom_attributes(d, n, field.type))
         elif field.name == "productListItems":
-            counts, items = _product_list_items(ds, ids, state, commerce)
+            counts, items = _product_list_items(ds, state, commerce)
             element = field.type.value_type
             columns.append(
                 pa.ListArray.from_arrays(
@@ -476,12 +476,12 @@ def _identity_map(u: dict[str, Any], auth: np.ndarray, dtype: pa.MapType) -> pa.
     sizes = np.array([1, 1, 2])
     per_row = (entries * sizes).sum(axis=1)
     row = np.repeat(np.arange(n), per_row)
-    kind = np.concatenate([np.repeat(np.array([0, 1, 2, 3]), [1, 1, 1, 1])])  # ECID, Email, crm, crm-legacy
+    kind = np.arange(4)  # ECID, Email, crm, crm-legacy
     present = np.stack([entries[:, 0], entries[:, 1], entries[:, 2], entries[:, 2]], axis=1)
     kinds = np.tile(kind, (n, 1))[present]
-    assert len(kinds) == len(row)
     take = pa.array(row)
-    ident_ids = pa.chunked_array(
+    # Each kind's id for every row, laid end to end; each identity picks from the block of its kind.
+    flat = pa.concat_arrays(
         [
             pc.take(u["ecid"], take),
             pc.take(email, take),
@@ -489,8 +489,6 @@ def _identity_map(u: dict[str, Any], auth: np.ndarray, dtype: pa.MapType) -> pa.
             pc.take(_concat("crm-legacy-", u["user_text"]), take),
         ]
     )
-    # Pick each identity's id from the column of its kind.
-    flat = pa.concat_arrays([c for c in ident_ids.chunks])
     ident_id = pc.take(flat, pa.array(kinds * len(row) + np.arange(len(row))))
     states = np.array(["ambiguous", "authenticated", "authenticated", "loggedOut"])[kinds]
     primary = np.where(kinds == 0, ~auth[row], kinds == 1)
