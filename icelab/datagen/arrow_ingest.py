@@ -4,14 +4,15 @@ JVM as one append (`BatchAppend.java`: one snapshot, one manifest, Iceberg's own
 
 Batches are generated and written by worker processes, two at a time on two cores; the driver
 commits them in batch order, so the snapshots follow the ingest order as Spark's ingest leaves it.
-The files are Parquet as Spark and Iceberg write it where it matters to a read: zstd at level 3,
-one row group, dictionary pages, statistics and page indexes; field ids and the `iceberg.schema`
+The files are Parquet as Spark and Iceberg write it where it matters to a read: the dataset's codec
+at parquet-mr's level, one row group, dictionary pages, statistics and page indexes; field ids and the `iceberg.schema`
 footer key in Iceberg's files, Spark's schema footer key in the Parquet table's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import multiprocessing
 import time
@@ -26,7 +27,6 @@ from urllib.parse import urlparse
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pyspark
 from pyspark.sql import SparkSession
@@ -35,6 +35,7 @@ from tqdm import tqdm
 from icelab.core import failpoints, javac, object_store
 from icelab.core.config import DatasetConfig
 from icelab.core.iceberg import load_table
+from icelab.core.object_store import s3
 from icelab.datagen.arrow_events import arrow_schema, batch_arrays
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.generate import generate_rows
@@ -59,7 +60,7 @@ IN_PROCESS_ROWS = 200_000
 class Target:
     """Where and how a worker writes one format's files."""
 
-    root: str  # the table's root (Parquet) or data directory (Iceberg), as pyarrow's path
+    root: str  # the table's root (Parquet) or data directory (Iceberg): a local path, or /bucket/key
     uri: str  # the same as the table's metadata names it (`file:/...`, `s3a://bucket/...`)
     schema: pa.Schema
     metadata: dict[bytes, bytes]
@@ -74,7 +75,7 @@ class Job:
     schema: pa.Schema
     parquet: Target
     iceberg: Target
-    store: dict[str, Any] | None  # S3 settings when the tables live on an object store
+    store: s3.Endpoint | None  # where the files go when the tables live on an object store
 
 
 @dataclass
@@ -87,16 +88,42 @@ class Written:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _filesystem(store: dict[str, Any] | None) -> pafs.FileSystem:
-    if store is None:
-        return pafs.LocalFileSystem()
-    return pafs.S3FileSystem(**store)
+# How many times a file's PUT is sent again when the store says "try again": S3A's retry limit
+# (fs.s3a.retry.limit, which icelab sets for Spark's writes).
+PUT_RETRIES = 3
 
 
 def _fs_path(uri: str) -> str:
-    """pyarrow's path for a `file:` or `s3a:` URI (`bucket/key` on S3)."""
+    """The path of a `file:` or `s3a:` URI: a local path, or /bucket/key on the store."""
     parsed = urlparse(uri)
-    return parsed.path if parsed.scheme == "file" else parsed.netloc + parsed.path
+    return parsed.path if parsed.scheme == "file" else f"/{parsed.netloc}{parsed.path}"
+
+
+class Sink:
+    """Where a worker's files go: local disk, or the object store, one signed PUT per file.
+
+    pyarrow's own S3 file system sends its uploads in parts, which Ceph's RGW refuses
+    (MissingContentLength), so a file is written to memory and sent whole, as a metadata state
+    is staged (`icelab.datagen.metadata.staging`).
+    """
+
+    def __init__(self, store: s3.Endpoint | None) -> None:
+        self.store = store
+        self._conn: http.client.HTTPConnection | None = None
+
+    def mkdir(self, path: str) -> None:
+        # An object store has no directories: a marker object there would be one Spark never wrote.
+        if self.store is None:
+            Path(path).mkdir(parents=True, exist_ok=True)
+
+    def write(self, path: str, table: pa.Table, target: Target, compression: str) -> None:
+        if self.store is None:
+            _write(path, table, target, compression)
+            return
+        buffer = pa.BufferOutputStream()
+        _write(buffer, table, target, compression)
+        self._conn = self._conn or s3.connect(self.store)
+        s3.put_object(self._conn, self.store, path, buffer.getvalue().to_pybytes(), retries=PUT_RETRIES)
 
 
 def _by_day(table: pa.Table) -> tuple[pa.Table, list[tuple[Any, int, int]]]:
@@ -113,12 +140,11 @@ def _by_day(table: pa.Table) -> tuple[pa.Table, list[tuple[Any, int, int]]]:
     ]
 
 
-def _write(fs: pafs.FileSystem, path: str, table: pa.Table, target: Target, compression: str) -> None:
+def _write(where: str | pa.NativeFile, table: pa.Table, target: Target, compression: str) -> None:
     name, level = CODECS[compression]
     with pq.ParquetWriter(
-        path,
+        where,
         target.schema.with_metadata(target.metadata),
-        filesystem=fs,
         compression=name,
         compression_level=level,
         use_dictionary=True,
@@ -129,15 +155,9 @@ def _write(fs: pafs.FileSystem, path: str, table: pa.Table, target: Target, comp
         writer.write_table(table, row_group_size=max(len(table), 1))
 
 
-def _mkdir(fs: pafs.FileSystem, path: str) -> None:
-    # An object store has no directories: a marker object there would be one Spark never wrote.
-    if isinstance(fs, pafs.LocalFileSystem):
-        fs.create_dir(path, recursive=True)
-
-
 def write_batch(job: Job, batch: int) -> Written:
     """Generate one batch and write its files in both formats (a worker's task)."""
-    fs = _filesystem(job.store)
+    sink = Sink(job.store)
     t0 = time.perf_counter()
     table = batch_arrays(job.ds, batch, job.schema)
     t1 = time.perf_counter()
@@ -152,15 +172,15 @@ def write_batch(job: Job, batch: int) -> Written:
         label = str(day)  # numpy datetime64[D]: YYYY-MM-DD
         a = time.perf_counter()
         pq_dir = f"{job.parquet.root}/{job.parquet.partition_key}={label}"
-        _mkdir(fs, pq_dir)
+        sink.mkdir(pq_dir)
         name = f"part-{n:05d}-{run}.c000.{job.ds.compression}.parquet"
-        _write(fs, f"{pq_dir}/{name}", for_parquet.slice(lo, count), job.parquet, job.ds.compression)
+        sink.write(f"{pq_dir}/{name}", for_parquet.slice(lo, count), job.parquet, job.ds.compression)
         b = time.perf_counter()
         partition = f"{job.iceberg.partition_key}={label}"
         ice_dir = f"{job.iceberg.root}/{partition}"
-        _mkdir(fs, ice_dir)
+        sink.mkdir(ice_dir)
         name = f"{n:05d}-{batch}-{run}-0-00001.parquet"
-        _write(fs, f"{ice_dir}/{name}", for_iceberg.slice(lo, count), job.iceberg, job.ds.compression)
+        sink.write(f"{ice_dir}/{name}", for_iceberg.slice(lo, count), job.iceberg, job.ds.compression)
         written.iceberg_lines.append(f"{job.iceberg.uri}/{partition}/{name}\t{partition}")
         parquet_s += b - a
         iceberg_s += time.perf_counter() - b
@@ -201,18 +221,14 @@ def iceberg_schema(schema: pa.Schema, iceberg_json: str) -> pa.Schema:
     )
 
 
-def _store_options() -> dict[str, Any] | None:
+def _store_endpoint() -> s3.Endpoint | None:
+    """Where the workers send the files: Spark's endpoint (the delay proxy, when there is one), so
+    that the build pays the store's latency and meets its faults as Spark's build does."""
     store = object_store.active()
     if store is None:
         return None
     ep = store.server
-    return {
-        "access_key": ep.access_key,
-        "secret_key": ep.secret_key,
-        "endpoint_override": ep.host,
-        "scheme": "https" if ep.secure else "http",
-        "region": store.config.region,
-    }
+    return s3.Endpoint(store.spark_endpoint, ep.access_key, ep.secret_key, store.config.region)
 
 
 def _appender(spark: SparkSession, jtable: Any, jar_name: str) -> Callable[[list[str], str], None]:
@@ -278,7 +294,7 @@ def ingest_arrow(
             metadata={b"iceberg.schema": ice_json.encode()},
             partition_key=partition_field,
         ),
-        store=_store_options(),
+        store=_store_endpoint(),
     )
     append = _appender(spark, jtable, jar_name)
     summary = f"spark.app.id={spark.sparkContext.applicationId}"

@@ -6,7 +6,6 @@ import typing
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
@@ -31,7 +30,7 @@ def test_each_file_in_the_datasets_codec(tmp_path: Path, compression: str):
         root=str(tmp_path), uri=f"file:{tmp_path}", schema=table.schema, metadata={}, partition_key="date"
     )
     path = tmp_path / "part.parquet"
-    _write(pafs.LocalFileSystem(), str(path), table, target, compression)
+    _write(str(path), table, target, compression)
     meta = pq.ParquetFile(path).metadata
     codecs = {meta.row_group(0).column(c).compression for c in range(meta.num_columns)}
     assert codecs == {FOOTER_NAME[compression]}

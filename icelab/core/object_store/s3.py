@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import http.client
 import re
+import time
 from dataclasses import dataclass
 from urllib.parse import quote, urlparse
 
@@ -20,6 +21,8 @@ from icelab.core.errors import UserError
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 # What an S3 server says when the key is unknown or the signature does not match.
 CREDENTIAL_CODES = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken")
+# What S3 answers when a request may succeed if sent again (InternalError, SlowDown).
+RETRIED = (500, 503)
 # A SigV4 signature names a region; this is S3's own default, used when none is configured.
 DEFAULT_REGION = "us-east-1"
 
@@ -99,25 +102,38 @@ def connect(ep: Endpoint, timeout_s: float = 30.0) -> http.client.HTTPConnection
     return cls(ep.host, timeout=timeout_s)
 
 
-def put_object(conn: http.client.HTTPConnection, ep: Endpoint, path: str, body: bytes) -> None:
+def put_object(
+    conn: http.client.HTTPConnection, ep: Endpoint, path: str, body: bytes, retries: int = 0
+) -> int:
     """PUT `body` at `path` (path-style: /bucket/key) in one signed request over `conn`.
+
+    Args:
+        retries: how many times to send it again when the store answers 500 or 503 (S3's "try
+            again": SlowDown, InternalError), after 0.1 s, then twice as long each time.
+
+    Returns:
+        How many of the requests were answered 500 or 503 and sent again.
 
     Raises:
         UserError: when the store refuses it (status and error code) or cannot be reached.
     """
-    headers = signed_headers(ep, "PUT", path, payload_sha256=hashlib.sha256(body).hexdigest())
-    headers["content-length"] = str(len(body))
-    try:
-        conn.request("PUT", quote(path, safe="/-_.~"), body=body, headers=headers)
-        response = conn.getresponse()
-        answer = response.read().decode(errors="replace")
-    except (OSError, http.client.HTTPException) as exc:
-        conn.close()
-        raise unreachable(ep, exc) from None
-    if response.status != 200:
-        raise UserError(
-            f"storage endpoint {ep.url}: PUT {path} answered {response.status} {error_code(answer)}"
-        )
+    digest = hashlib.sha256(body).hexdigest()
+    for attempt in range(retries + 1):
+        headers = signed_headers(ep, "PUT", path, payload_sha256=digest)
+        headers["content-length"] = str(len(body))
+        try:
+            conn.request("PUT", quote(path, safe="/-_.~"), body=body, headers=headers)
+            response = conn.getresponse()
+            answer = response.read().decode(errors="replace")
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            raise unreachable(ep, exc) from None
+        if response.status == 200:
+            return attempt
+        if response.status not in RETRIED or attempt == retries:
+            break
+        time.sleep(0.1 * 2**attempt)
+    raise UserError(f"storage endpoint {ep.url}: PUT {path} answered {response.status} {error_code(answer)}")
 
 
 def error_code(body: str) -> str:
