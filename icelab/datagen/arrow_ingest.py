@@ -4,9 +4,10 @@ JVM as one append (`BatchAppend.java`: one snapshot, one manifest, Iceberg's own
 
 Batches are generated and written by worker processes, two at a time on two cores; the driver
 commits them in batch order, so the snapshots follow the ingest order as Spark's ingest leaves it.
-The files are Parquet as Spark and Iceberg write it where it matters to a read: the dataset's codec
-at parquet-mr's level, one row group, dictionary pages, statistics and page indexes; field ids and the `iceberg.schema`
-footer key in Iceberg's files, Spark's schema footer key in the Parquet table's.
+The files are Parquet as Spark and Iceberg write it where it matters to a read: the dataset's
+codec at parquet-mr's level, one row group, dictionary pages, statistics and page indexes; field
+ids and the `iceberg.schema` footer key in Iceberg's files, Spark's schema footer key in the
+Parquet table's.
 """
 
 from __future__ import annotations
