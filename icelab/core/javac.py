@@ -17,10 +17,11 @@ from icelab.core.errors import UserError
 from icelab.core.preflight import iceberg_jar
 
 
-def classpath(jar_name: str) -> str:
-    """PySpark's jars and the Iceberg runtime jar."""
+def classpath(jar_name: str | None) -> str:
+    """PySpark's jars, and the Iceberg runtime jar when named (None: sources that need only
+    Spark's and Hadoop's classes)."""
     jars = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "jars"
-    return os.pathsep.join([f"{jars}/*", str(iceberg_jar(jar_name))])
+    return os.pathsep.join([f"{jars}/*", *([str(iceberg_jar(jar_name))] if jar_name else [])])
 
 
 def sources_sha(sources: Sequence[Path]) -> str:
@@ -34,7 +35,7 @@ def cache_dir(package: str, sources: Sequence[Path]) -> Path:
     return root / "icelab" / f"{package}-{sources_sha(sources)}"
 
 
-def compiled(sources: Sequence[Path], package: str, name: str, jar_name: str) -> Path:
+def compiled(sources: Sequence[Path], package: str, name: str, jar_name: str | None) -> Path:
     """The class directory of `sources` (Java package `package`), compiled now unless these
     sources were compiled before; `name` names the cache and the error.
 

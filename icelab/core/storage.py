@@ -12,10 +12,12 @@ import re
 import shutil
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 
+from icelab.core import javac
 from icelab.core.errors import UserError
 
 
@@ -118,11 +120,15 @@ class FileStat:
     size: int
 
 
+LIST_FILES = Path(__file__).with_name("ListFiles.java")
+
+
 class Storage:
     """Hadoop FileSystem operations for one Spark session."""
 
     def __init__(self, spark: SparkSession) -> None:
         self._jvm = spark.sparkContext._jvm
+        self._gateway = spark.sparkContext._gateway
         self._hconf = spark.sparkContext._jsc.hadoopConfiguration()
 
     def _fs_path(self, uri: str):  # noqa: ANN202 (py4j objects)
@@ -190,14 +196,27 @@ class Storage:
         fs, path = self._fs_path(uri)
         if not fs.exists(path):
             return []
-        found = []
-        it = fs.listFiles(path, True)
-        while it.hasNext():
-            status = it.next()
-            name = status.getPath().toString()
-            if name.endswith(suffix):
-                found.append(FileStat(name, int(status.getLen())))
-        return found
+        lines = self._lister(fs).invoke(None, self._args(fs, path, suffix))
+        return [FileStat(name, int(size)) for name, size in (line.split("\t") for line in lines.splitlines())]
+
+    def _lister(self, fs):  # noqa: ANN001, ANN202 (py4j objects)
+        """`ListFiles.list`, loaded beside the file system's classes."""
+        classes = javac.compiled([LIST_FILES], "icelab.core", "file lister", None)
+        urls = self._gateway.new_array(self._jvm.java.net.URL, 1)
+        urls[0] = self._jvm.java.io.File(str(classes)).toURI().toURL()
+        loader = self._jvm.java.net.URLClassLoader(urls, fs.getClass().getClassLoader())
+        types = self._gateway.new_array(self._jvm.java.lang.Class, 3)
+        for i, name in enumerate(
+            ["org.apache.hadoop.fs.FileSystem", "org.apache.hadoop.fs.Path", "java.lang.String"]
+        ):
+            types[i] = loader.loadClass(name)
+        return loader.loadClass("icelab.core.ListFiles").getMethod("list", types)
+
+    def _args(self, *values):  # noqa: ANN002, ANN202 (py4j objects)
+        args = self._gateway.new_array(self._jvm.java.lang.Object, len(values))
+        for i, value in enumerate(values):
+            args[i] = value
+        return args
 
 
 # What S3A's errors say, first line of the Java exception: refused keys, or no store there.
