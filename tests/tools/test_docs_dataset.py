@@ -92,3 +92,22 @@ def test_the_run_times_follow_run_json(root: Path) -> None:
     meta["finished_utc"] = (end + dt.timedelta(minutes=30)).isoformat()
     run_json.write_text(json.dumps(meta))
     assert f"{minutes + 30:.1f} min in all" in dataset.bigger_machine(root / "results")
+
+
+def test_each_stored_build_case_shows_its_median_wall_and_that_builds_build_line(tmp_path: Path):
+    shutil.copytree(
+        REPO / "results" / "reference" / "datagen", tmp_path / "results" / "reference" / "datagen"
+    )
+    case = tmp_path / "results" / "reference" / "datagen" / "tiny-arrow"
+    infos = [json.loads((run / "summary.json").read_text())["dataset"] for run in sorted(case.iterdir())]
+    walls = sorted(i["build_wall_s"] for i in infos)
+    middle = next(i for i in infos if i["build_wall_s"] == walls[1])
+    # The slowest build's line is made ten times longer: the median build's line is still shown.
+    slowest = max(
+        case.iterdir(), key=lambda r: json.loads((r / "summary.json").read_text())["dataset"]["build_wall_s"]
+    )
+    summary = json.loads((slowest / "summary.json").read_text())
+    summary["dataset"]["ingest"]["seconds"]["total_s"] *= 10
+    (slowest / "summary.json").write_text(json.dumps(summary))
+    row = _row(dataset.builds(tmp_path / "results"), "`tiny-arrow`")
+    assert row[7:9] == [f"**{walls[1]:,.1f} s**", f"{middle['ingest']['seconds']['total_s']:,.1f} s"]

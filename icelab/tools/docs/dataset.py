@@ -150,6 +150,7 @@ def builds(results: Path) -> str:
                 "walls": sorted(walls),
                 "median": statistics.median(walls),
                 "profile": middle.get("profile_s") or {},
+                "writes": middle["ingest"]["seconds"].get("total_s"),
                 "verify": sum(
                     v for k, v in (middle.get("profile_s") or {}).items() if k.startswith("verify")
                 ),
