@@ -98,7 +98,7 @@ def test_each_stored_build_case_shows_its_median_wall_and_that_builds_build_line
     shutil.copytree(
         REPO / "results" / "reference" / "datagen", tmp_path / "results" / "reference" / "datagen"
     )
-    case = tmp_path / "results" / "reference" / "datagen" / "tiny-arrow"
+    case = tmp_path / "results" / "reference" / "datagen" / "tiny-arrow" / "datagen"
     infos = [json.loads((run / "summary.json").read_text())["dataset"] for run in sorted(case.iterdir())]
     walls = sorted(i["build_wall_s"] for i in infos)
     middle = next(i for i in infos if i["build_wall_s"] == walls[1])

@@ -10,7 +10,8 @@ import pytest
 
 from icelab.tools.reference import MAX_BYTES, main
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "results"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fixtures" / "results"
 RUN = "20261121T124651Z-24369b"
 
 
@@ -46,3 +47,16 @@ def test_an_incomplete_run_is_refused(tmp_path, capsys):
     (path / "run.json").write_text(json.dumps({"status": "interrupted"}))
     assert main([str(path), "--dest", str(tmp_path / "reference"), "--no-charts"]) == 1
     assert "run status is 'interrupted', not 'complete'" in capsys.readouterr().err
+
+
+def test_a_datagen_run_keeps_its_build_summary(tmp_path, capsys):
+    # The stored builds table (docs/dataset.md) reads each build's summary.json.
+    stored = REPO / "results" / "reference" / "datagen" / "tiny-arrow" / "datagen"
+    source = sorted(stored.iterdir())[0]
+    run = tmp_path / "runs" / "datagen" / source.name
+    shutil.copytree(source, run)
+    (run / "spark.log").write_text("a log the reference does not keep\n")
+    dest = tmp_path / "reference" / "datagen" / "tiny-arrow"
+    assert main([str(run), "--dest", str(dest), "--no-charts"]) == 0
+    copied = sorted(p.name for p in (dest / "datagen" / source.name).iterdir())
+    assert copied == ["config.yaml", "env.json", "run.json", "summary.json"]

@@ -122,7 +122,9 @@ def bigger_machine(results: Path) -> str:
     )
 
 
-BUILDS = "datagen"  # results/reference/datagen/<case>/<run>: stored builds, by case
+# Stored builds, by case: results/reference/datagen/<case>/datagen/<run>, each case a reference
+# set of its own (`icelab reference --no-charts --dest results/reference/datagen/<case> <runs>`).
+BUILDS = "datagen"
 
 
 def builds(results: Path) -> str:
@@ -130,9 +132,10 @@ def builds(results: Path) -> str:
     verification) and where that time went (`profile_s`), from the runs' `summary.json`."""
     root = results / "reference" / BUILDS
     by_case: dict[str, list[Run]] = {}
-    for run in find_runs(root) if root.is_dir() else []:  # a case's directory reads as an experiment
-        if (run.path / "summary.json").is_file():
-            by_case.setdefault(run.experiment, []).append(run)
+    for case in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        for run in find_runs(case):
+            if run.experiment == BUILDS and (run.path / "summary.json").is_file():
+                by_case.setdefault(case.name, []).append(run)
     cases = []
     for case, runs in sorted(by_case.items()):
         infos = [json.loads((r.path / "summary.json").read_text())["dataset"] for r in runs]
