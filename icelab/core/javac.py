@@ -8,8 +8,9 @@ import hashlib
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyspark
 
@@ -65,3 +66,29 @@ def compiled(sources: Sequence[Path], package: str, name: str, jar_name: str | N
     else:
         tmp.rename(out)
     return out
+
+
+def load_class(gateway: Any, classes: Path, beside: Any, name: str) -> Any:
+    """Class `name` from the compiled `classes`, by a class loader whose parent is the one that
+    loaded `beside` (a JVM object), so the class sees the same Iceberg or Hadoop classes."""
+    jvm = gateway.jvm
+    urls = gateway.new_array(jvm.java.net.URL, 1)
+    urls[0] = jvm.java.io.File(str(classes)).toURI().toURL()
+    return jvm.java.net.URLClassLoader(urls, beside.getClass().getClassLoader()).loadClass(name)
+
+
+def static_method(gateway: Any, cls: Any, name: str, *parameter_types: str) -> Callable[..., Any]:
+    """`cls.name(...)`, a static method with parameters of these class names, as a Python call."""
+    jvm = gateway.jvm
+    types = gateway.new_array(jvm.java.lang.Class, len(parameter_types))
+    for i, type_name in enumerate(parameter_types):
+        types[i] = cls.getClassLoader().loadClass(type_name)
+    method = cls.getMethod(name, types)
+
+    def call(*values: Any) -> Any:
+        args = gateway.new_array(jvm.java.lang.Object, len(values))
+        for i, value in enumerate(values):
+            args[i] = value
+        return method.invoke(None, args)
+
+    return call

@@ -11,8 +11,10 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
@@ -196,27 +198,21 @@ class Storage:
         fs, path = self._fs_path(uri)
         if not fs.exists(path):
             return []
-        lines = self._lister(fs).invoke(None, self._args(fs, path, suffix))
+        lines = self._lister(fs)(fs, path, suffix)
         return [FileStat(name, int(size)) for name, size in (line.split("\t") for line in lines.splitlines())]
 
-    def _lister(self, fs):  # noqa: ANN001, ANN202 (py4j objects)
+    def _lister(self, fs: Any) -> Callable[..., str]:
         """`ListFiles.list`, loaded beside the file system's classes."""
         classes = javac.compiled([LIST_FILES], "icelab.core", "file lister", None)
-        urls = self._gateway.new_array(self._jvm.java.net.URL, 1)
-        urls[0] = self._jvm.java.io.File(str(classes)).toURI().toURL()
-        loader = self._jvm.java.net.URLClassLoader(urls, fs.getClass().getClassLoader())
-        types = self._gateway.new_array(self._jvm.java.lang.Class, 3)
-        for i, name in enumerate(
-            ["org.apache.hadoop.fs.FileSystem", "org.apache.hadoop.fs.Path", "java.lang.String"]
-        ):
-            types[i] = loader.loadClass(name)
-        return loader.loadClass("icelab.core.ListFiles").getMethod("list", types)
-
-    def _args(self, *values):  # noqa: ANN002, ANN202 (py4j objects)
-        args = self._gateway.new_array(self._jvm.java.lang.Object, len(values))
-        for i, value in enumerate(values):
-            args[i] = value
-        return args
+        cls = javac.load_class(self._gateway, classes, fs, "icelab.core.ListFiles")
+        return javac.static_method(
+            self._gateway,
+            cls,
+            "list",
+            "org.apache.hadoop.fs.FileSystem",
+            "org.apache.hadoop.fs.Path",
+            "java.lang.String",
+        )
 
 
 # What S3A's errors say, first line of the Java exception: refused keys, or no store there.

@@ -236,27 +236,20 @@ def _appender(spark: SparkSession, jtable: Any, jar_name: str) -> Callable[[list
     """`BatchAppend.append` on this table, loaded beside the table's Iceberg classes."""
     classes = javac.compiled([SOURCE], "icelab.datagen", "Iceberg batch appender", jar_name)
     gateway = spark.sparkContext._gateway
-    jvm = gateway.jvm
-    urls = gateway.new_array(jvm.java.net.URL, 1)
-    urls[0] = jvm.java.io.File(str(classes)).toURI().toURL()
-    loader = jvm.java.net.URLClassLoader(urls, jtable.getClass().getClassLoader())
-    types = gateway.new_array(jvm.java.lang.Class, 4)
-    for i, name in enumerate(
-        [
-            "org.apache.iceberg.Table",
-            "org.apache.hadoop.conf.Configuration",
-            "java.lang.String",
-            "java.lang.String",
-        ]
-    ):
-        types[i] = loader.loadClass(name)
-    method = loader.loadClass("icelab.datagen.BatchAppend").getMethod("append", types)
+    cls = javac.load_class(gateway, classes, jtable, "icelab.datagen.BatchAppend")
+    method = javac.static_method(
+        gateway,
+        cls,
+        "append",
+        "org.apache.iceberg.Table",
+        "org.apache.hadoop.conf.Configuration",
+        "java.lang.String",
+        "java.lang.String",
+    )
     conf = spark._jsc.hadoopConfiguration()
 
     def append(lines: list[str], summary: str) -> None:
-        args = gateway.new_array(jvm.java.lang.Object, 4)
-        args[0], args[1], args[2], args[3] = jtable, conf, "\n".join(lines), summary
-        method.invoke(None, args)
+        method(jtable, conf, "\n".join(lines), summary)
 
     return append
 

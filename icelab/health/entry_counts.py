@@ -96,12 +96,7 @@ def entry_class(spark: SparkSession, jtable: Any, jar_name: str) -> Any:
         UserError: javac is missing or fails (the caller reads through Spark instead).
     """
     classes = javac.compiled([SOURCE, SCAN], "icelab.health", "doctor's entry counts", jar_name)
-    gateway = spark.sparkContext._gateway
-    jvm = gateway.jvm
-    urls = gateway.new_array(jvm.java.net.URL, 1)
-    urls[0] = jvm.java.io.File(str(classes)).toURI().toURL()
-    loader = jvm.java.net.URLClassLoader(urls, jtable.getClass().getClassLoader())
-    return loader.loadClass(CLASS)
+    return javac.load_class(spark.sparkContext._gateway, classes, jtable, CLASS)
 
 
 def read_partitions_jvm(
