@@ -131,13 +131,13 @@ def builds(results: Path) -> str:
     """Each stored build case: its builder and size, the median wall time of its builds (with
     verification) and where that time went (`profile_s`), from the runs' `summary.json`."""
     root = results / "reference" / BUILDS
-    by_case: dict[str, list[Run]] = {}
-    for case in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        for run in find_runs(case):
-            if run.experiment == BUILDS and (run.path / "summary.json").is_file():
-                by_case.setdefault(case.name, []).append(run)
     cases = []
-    for case, runs in sorted(by_case.items()):
+    for case in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        runs = [
+            r
+            for r in find_runs(root / case)
+            if r.experiment == BUILDS and (r.path / "summary.json").is_file()
+        ]
         infos = [json.loads((r.path / "summary.json").read_text())["dataset"] for r in runs]
         if not infos:
             continue

@@ -38,6 +38,11 @@ def default_protocol(experiment: str, conf: Path = CONF) -> dict:
     return OmegaConf.to_container(merged)
 
 
+def minutes_between(start: str, end: str) -> float:
+    """Minutes from one ISO timestamp to another."""
+    return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds() / 60
+
+
 def run_minutes(run: Run) -> float | None:
     """Minutes from the run's process start (else the opening of its directory) to its finish
     (else its end), from run.json; None when either is not recorded."""
@@ -46,7 +51,7 @@ def run_minutes(run: Run) -> float | None:
     end = meta.get("finished_utc") or meta.get("ended_utc")
     if not start or not end:
         return None
-    return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds() / 60
+    return minutes_between(start, end)
 
 
 def steady_rows(measurements: pd.DataFrame, warmups: int) -> pd.Series:

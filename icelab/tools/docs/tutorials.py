@@ -8,7 +8,6 @@ default run did on a fresh data directory (the `effect` reference set: dataset b
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pandas as pd
 from icelab.analysis import shape_catalogue
 from icelab.experiments.planning import effect_line
 from icelab.tools.docs.markdown import render
-from icelab.tools.docs.sources import provenance, reference_run, run_minutes
+from icelab.tools.docs.sources import minutes_between, provenance, reference_run, run_minutes
 
 # The catalogue's shape the tutorial follows: appends over every day, one manifest per append.
 SHAPE = "fragmented"
@@ -70,10 +69,6 @@ def figure10_time(results: Path) -> str:
 FRESH_SET = "effect"
 
 
-def _minutes_between(start: str, end: str) -> float:
-    return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds() / 60
-
-
 def figure10_fresh(results: Path) -> str:
     """What the default manifest_8mb run did on a fresh data directory: how long it took before its
     first measurement (session, dataset build and verification, table profiles) and measuring, and
@@ -83,20 +78,20 @@ def figure10_fresh(results: Path) -> str:
         LookupError: when the run recorded no process start, or its dataset was not built by it.
     """
     run = reference_run(results, "manifest_8mb", FRESH_SET)
-    meta = run.meta()
-    dataset = run.env()["dataset"]
+    meta, env = run.meta(), run.env()
+    dataset = env["dataset"]
     if "process_started_utc" not in meta or dataset["created_utc"] < meta["process_started_utc"]:
         raise LookupError(f"manifest_8mb run {run.run_id} did not build its dataset")
     summary = pd.read_csv(run.path / "summary.csv")
     return render(
         "tutorials/figure10_fresh.md.j2",
         dataset=dataset["name"],
-        setup=_minutes_between(meta["process_started_utc"], meta["started_utc"]),
-        measuring=_minutes_between(meta["started_utc"], meta["finished_utc"]),
+        setup=minutes_between(meta["process_started_utc"], meta["started_utc"]),
+        measuring=minutes_between(meta["started_utc"], meta["finished_utc"]),
         total=run_minutes(run),
         effect=effect_line(summary, tuple(meta["ratio"])),
-        cores=run.env()["machine"]["cores"],
-        memory=run.env()["machine"]["memory_gib"],
+        cores=env["machine"]["cores"],
+        memory=env["machine"]["memory_gib"],
         provenance=provenance(run),
     )
 
