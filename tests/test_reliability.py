@@ -117,7 +117,7 @@ def test_two_runs_at_once_on_a_half_built_dataset_rebuild_it_once(story, rebuilt
     assert len(created) == 1  # built once
     marker = json.loads((dataset_dir(story) / "dataset.json").read_text())
     both = marker["verification"]
-    assert both["spark/iceberg"] == both["spark/parquet"] and both["spark/iceberg"][0] == 3000
+    assert both["iceberg"] == both["parquet"] and both["iceberg"][0] == 3000
     assert marker["summary"]["iceberg"]["snapshots"] == 3  # all 3 commits, from scratch
 
 

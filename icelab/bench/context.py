@@ -27,6 +27,7 @@ from icelab.core.config import (
     paths_config,
     protocol_config,
     storage_config,
+    verify_config,
 )
 from icelab.core.errors import UserError
 from icelab.core.preflight import check_java
@@ -55,10 +56,12 @@ class Context:
     dataset_dir: str | None = None  # where the dataset is read, when not paths.data_dir
 
     def _verify_options(self) -> dict[str, Any]:
+        verify_cfg = verify_config(self.cfg)
         return {
-            "with_duckdb": bool(self.cfg.verify.duckdb),
+            "with_duckdb": verify_cfg.duckdb,
             "progress": bool(self.cfg.progress),
-            "duckdb_memory": str(self.cfg.verify.duckdb_memory),
+            "duckdb_memory": verify_cfg.duckdb_memory,
+            "readers_per_day": verify_cfg.readers_per_day,
         }
 
     def dataset(self) -> Built:
@@ -78,8 +81,13 @@ class Context:
         )
 
     def verify(self, built: Built) -> Verification:
-        """The dataset's verification: the build's own when it was built just now, else a fresh one."""
-        return built.verification or verify(self.spark, built.dataset, **self._verify_options())
+        """The dataset's verification: the build's own when it was built just now and read as many
+        days as asked, else a fresh one."""
+        options = self._verify_options()
+        own = built.verification
+        if own is not None and (own.every_day or options["readers_per_day"] == 2):
+            return own
+        return verify(self.spark, built.dataset, **options)
 
     def reopen(self) -> SparkSession:
         """A new session, as the run's first was opened, after a measurement ended the driver JVM
@@ -218,6 +226,7 @@ def open_context(cfg: DictConfig, data: bool = True, dataset_dir: str | None = N
     if "protocol" in cfg:
         run_state.deadline(protocol_config(cfg).deadline_s)
     store_cfg = storage_config(cfg)
+    verify_config(cfg)  # a bad verify section fails here, before a session starts
     locks.wait_s = lock_wait(cfg)
     locks.owner = f"experiment {cfg.experiment.name} on dataset {ds.name}"
     check_java()

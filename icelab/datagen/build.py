@@ -24,6 +24,9 @@ from icelab.datagen.ingest import IngestTimes, ingest, table_properties
 from icelab.datagen.summary import summarize
 from icelab.datagen.verify import (
     DUCKDB_MEMORY,
+    EVERY_DAY,
+    READERS_PER_DAY,
+    READINGS,
     Checksums,
     Verification,
     compare,
@@ -32,6 +35,7 @@ from icelab.datagen.verify import (
     iceberg_source,
     parquet_source,
     spark_checksums,
+    split,
 )
 
 log = logging.getLogger(__name__)
@@ -53,22 +57,36 @@ def verify(
     with_duckdb: bool = True,
     progress: bool = False,
     duckdb_memory: str = DUCKDB_MEMORY,
+    readers_per_day: int = READERS_PER_DAY,
 ) -> Verification:
     """Checksums per day of both tables by Spark, and by DuckDB where it reaches the data (local
-    disk, or the run's object store)."""
+    disk, or the run's object store).
+
+    Args:
+        readers_per_day: 4, every reading reads every day; 2, each day is read by one Spark and
+            one DuckDB reading of different tables (`split`). Without DuckDB, both Spark readings
+            read every day.
+    """
     schema = spark.table(dataset.iceberg_table).schema
-    readers: dict[str, Callable[[], Checksums]] = {
-        "spark/iceberg": lambda: spark_checksums(spark, dataset.iceberg_table, schema),
-        "spark/parquet": lambda: spark_checksums(spark, dataset.parquet_table, schema),
-    }
     pq_dir = storage.duckdb_path(dataset.parquet_uri)
     ice_dir = storage.duckdb_path(dataset.iceberg_uri)
     con = duckdb_connection(memory_limit=duckdb_memory) if with_duckdb and pq_dir and ice_dir else None
-    if con is not None:
-        readers["duckdb/parquet"] = lambda: duckdb_checksums(con, parquet_source(pq_dir), schema)
-        readers["duckdb/iceberg"] = lambda: duckdb_checksums(con, iceberg_source(ice_dir), schema)
-    elif with_duckdb:
+    if con is None and with_duckdb:
         log.warning("DuckDB check skipped: DuckDB cannot reach %s (local or storage=object)", dataset.uri)
+    split_days = con is not None and readers_per_day == 2
+    days = split(dataset.config.end, dataset.config.span_days) if split_days else {}
+    cut = {name: days.get(name, EVERY_DAY) for name in READINGS}
+    readers: dict[str, Callable[[], Checksums]] = {
+        "spark/iceberg": lambda: spark_checksums(spark, dataset.iceberg_table, schema, cut["spark/iceberg"]),
+        "spark/parquet": lambda: spark_checksums(spark, dataset.parquet_table, schema, cut["spark/parquet"]),
+    }
+    if con is not None:
+        readers["duckdb/parquet"] = lambda: duckdb_checksums(
+            con, parquet_source(pq_dir), schema, cut["duckdb/parquet"]
+        )
+        readers["duckdb/iceberg"] = lambda: duckdb_checksums(
+            con, iceberg_source(ice_dir), schema, cut["duckdb/iceberg"]
+        )
     readings, seconds = {}, {}
     bar = tqdm(readers.items(), desc="verify", unit="reading", disable=not progress)
     for name, read in bar:
@@ -78,7 +96,7 @@ def verify(
         seconds[name] = time.perf_counter() - t0
     if con is not None:
         con.close()
-    check = compare(readings)
+    check = compare(readings, days)
     check.seconds = seconds
     return check
 
@@ -118,6 +136,7 @@ def ensure(
     progress: bool = True,
     duckdb_memory: str = DUCKDB_MEMORY,
     copy_from: str | None = None,
+    readers_per_day: int = READERS_PER_DAY,
 ) -> Built:
     """Reuse the finished dataset, or build it from scratch (or copy it from `copy_from`, a data
     directory holding it finished: `icelab.datagen.copy`).
@@ -169,7 +188,7 @@ def ensure(
     dataset.register_parquet(spark)
     summary = summarize(spark, dataset)
     summarized = time.perf_counter()
-    check = verify(spark, dataset, with_duckdb, progress, duckdb_memory)
+    check = verify(spark, dataset, with_duckdb, progress, duckdb_memory, readers_per_day)
     if not check.ok:
         raise UserError(
             f"dataset {dataset.uri} failed verification: {len(check.mismatches)} day(s) differ, "
@@ -185,7 +204,9 @@ def ensure(
         "summary": summary,
         # A copy keeps the figures of the build it copied (that build's machine and storage).
         "ingest": source_info["ingest"] if copy_from else _throughput(times, summary),
-        "verification": {k: list(v) for k, v in check.totals().items()},
+        # Whole-table rows and checksum per table, and which days each reading read.
+        "verification": {k: list(v) for k, v in check.tables().items()},
+        "verified_by": {name: str(check.days[name]) for name in check.readings},
         # Where the build's wall time went: ingest (or copy), the summary, each verifying read.
         "profile_s": {
             "ingest": ingested - t0,

@@ -1,5 +1,11 @@
 """Both tables hold the same rows: per day partition, row count and checksum, computed by
-Spark over the two tables and independently by DuckDB over the files they point to."""
+Spark over the two tables and independently by DuckDB over the files they point to.
+
+Each reading decodes every column chunk of the files it reads, so it costs per file. A build
+reads each day twice (`split`): one Spark and one DuckDB reading, of different tables. Every
+one of the four readings still runs, on half the days. `experiment=verify` reads every day four
+times.
+"""
 
 from __future__ import annotations
 
@@ -19,22 +25,77 @@ from icelab.datagen.fingerprint import row_hash_sql
 # {day: (rows, checksum)}
 Checksums = dict[dt.date, tuple[int, int]]
 
+# The four readings, engine/table.
+READINGS = ("spark/iceberg", "spark/parquet", "duckdb/parquet", "duckdb/iceberg")
 
-def frame_checksums(df: DataFrame, schema: StructType | None = None) -> Checksums:
+# conf/config.yaml (verify.readers_per_day) sets it for runs; this is the default for direct calls.
+READERS_PER_DAY = 2
+
+
+@dataclass(frozen=True)
+class Days:
+    """The day partitions a reading reads: every one, those before `until`, or those from `since`."""
+
+    since: dt.date | None = None
+    until: dt.date | None = None
+
+    def __contains__(self, day: dt.date) -> bool:
+        return (self.since is None or day >= self.since) and (self.until is None or day < self.until)
+
+    def __str__(self) -> str:
+        if self.since is None and self.until is None:
+            return "every day"
+        return f"from {self.since}" if self.until is None else f"before {self.until}"
+
+    def spark(self, df: DataFrame) -> DataFrame:
+        """`df` cut to these days (partition pruning on Parquet, file metrics on Iceberg)."""
+        if self.since is not None:
+            df = df.where(F.col("date") >= F.lit(self.since))
+        if self.until is not None:
+            df = df.where(F.col("date") < F.lit(self.until))
+        return df
+
+    def duckdb(self) -> str:
+        """A WHERE clause for these days, or nothing."""
+        cuts = [f"\"date\" >= DATE '{self.since}'"] if self.since is not None else []
+        cuts += [f"\"date\" < DATE '{self.until}'"] if self.until is not None else []
+        return f" WHERE {' AND '.join(cuts)}" if cuts else ""
+
+
+EVERY_DAY = Days()
+
+
+def split(end: dt.date, span_days: int) -> dict[str, Days]:
+    """Who reads which days when each day is read twice: before the span's middle, Spark reads
+    Iceberg and DuckDB reads Parquet; from it on, Spark reads Parquet and DuckDB reads Iceberg.
+    Every day is compared across both tables and both engines, at half the cost of four full
+    readings. The two halves are open-ended, so a day outside the span is read too."""
+    middle = end - dt.timedelta(days=span_days // 2)
+    before, since = Days(until=middle), Days(since=middle)
+    return {
+        "spark/iceberg": before,
+        "duckdb/parquet": before,
+        "spark/parquet": since,
+        "duckdb/iceberg": since,
+    }
+
+
+def frame_checksums(df: DataFrame, schema: StructType | None = None, days: Days = EVERY_DAY) -> Checksums:
     """Per-day row count and checksum of any DataFrame with a `date` column.
 
     Args:
         df: the rows.
         schema: the columns to hash, in order (default: all of df's).
+        days: the days to read.
     """
-    hashed = df.selectExpr("`date` AS d", f"{row_hash_sql(schema or df.schema, 'spark')} AS h")
+    hashed = days.spark(df).selectExpr("`date` AS d", f"{row_hash_sql(schema or df.schema, 'spark')} AS h")
     rows = hashed.groupBy("d").agg(F.count("*").alias("n"), F.sum("h").alias("c")).collect()
     return {r.d: (int(r.n), int(r.c)) for r in rows}
 
 
-def spark_checksums(spark: SparkSession, table: str, schema: StructType) -> Checksums:
-    """Per-day row count and checksum of a Spark table."""
-    return frame_checksums(spark.table(table), schema)
+def spark_checksums(spark: SparkSession, table: str, schema: StructType, days: Days = EVERY_DAY) -> Checksums:
+    """Per-day row count and checksum of a Spark table, over `days`."""
+    return frame_checksums(spark.table(table), schema, days)
 
 
 def _extension(name: str) -> str:
@@ -78,10 +139,13 @@ def duckdb_connection(threads: int = 2, memory_limit: str = DUCKDB_MEMORY) -> du
     return con
 
 
-def duckdb_checksums(con: duckdb.DuckDBPyConnection, source: str, schema: StructType) -> Checksums:
-    """Per-day row count and checksum with DuckDB over a table function (`source`)."""
+def duckdb_checksums(
+    con: duckdb.DuckDBPyConnection, source: str, schema: StructType, days: Days = EVERY_DAY
+) -> Checksums:
+    """Per-day row count and checksum with DuckDB over a table function (`source`), over `days`."""
+    checksum = row_hash_sql(schema, "duckdb")
     rows = con.execute(
-        f'SELECT "date", count(*), sum({row_hash_sql(schema, "duckdb")}) FROM {source} GROUP BY 1'
+        f'SELECT "date", count(*), sum({checksum}) FROM {source}{days.duckdb()} GROUP BY 1'
     ).fetchall()
     return {d: (int(n), int(c)) for d, n, c in rows}
 
@@ -98,33 +162,61 @@ def iceberg_source(table_dir: str) -> str:
 
 @dataclass
 class Verification:
-    """Checksums of each (engine, table) reading, compared with the first one."""
+    """Checksums of each (engine, table) reading over its days, compared day by day."""
 
     readings: dict[str, Checksums]
     mismatches: list[str] = field(default_factory=list)
+    days: dict[str, Days] = field(default_factory=dict)  # what each reading read (default: every day)
     seconds: dict[str, float] = field(default_factory=dict)  # per reading, when timed
 
     @property
     def ok(self) -> bool:
-        """All readings agree on every day."""
+        """The readings agree on every day."""
         return not self.mismatches
 
+    @property
+    def every_day(self) -> bool:
+        """Every reading read every day."""
+        return all(self.days[name] == EVERY_DAY for name in self.readings)
+
+    @property
+    def readers_per_day(self) -> int:
+        """The fewest readings any day was read by."""
+        every = set().union(*self.readings.values())
+        return min((sum(day in self.days[name] for name in self.readings) for day in every), default=0)
+
     def totals(self) -> dict[str, tuple[int, int]]:
-        """Whole-table rows and checksum per reading."""
-        return {
-            name: (sum(n for n, _ in cs.values()), sum(c for _, c in cs.values()))
-            for name, cs in self.readings.items()
-        }
+        """Rows and checksum per reading, over the days it read."""
+        return {name: _sum(cs) for name, cs in self.readings.items()}
+
+    def tables(self) -> dict[str, tuple[int, int]]:
+        """Whole-table rows and checksum per table (`iceberg`, `parquet`), joined from its readings."""
+        joined: dict[str, Checksums] = {}
+        for name, cs in self.readings.items():
+            joined.setdefault(name.split("/")[1], {}).update(cs)
+        return {table: _sum(cs) for table, cs in sorted(joined.items())}
 
 
-def compare(readings: dict[str, Checksums]) -> Verification:
-    """Compare every reading with the first, day by day."""
-    names = list(readings)
-    ref_name, ref = names[0], readings[names[0]]
+def _sum(cs: Checksums) -> tuple[int, int]:
+    return sum(n for n, _ in cs.values()), sum(c for _, c in cs.values())
+
+
+def compare(readings: dict[str, Checksums], days: dict[str, Days] | None = None) -> Verification:
+    """Day by day, every reading whose days hold that day must agree; one that has no rows there
+    while another has is a mismatch, and so is a row from outside a reading's days.
+
+    Args:
+        readings: per reading, its checksums per day.
+        days: per reading, the days it read (default: every day for each).
+    """
+    days = {name: (days or {}).get(name, EVERY_DAY) for name in readings}
     mismatches = []
-    for name in names[1:]:
-        other = readings[name]
-        for day in sorted(set(ref) | set(other)):
-            if ref.get(day) != other.get(day):
-                mismatches.append(f"{day}: {ref_name}={ref.get(day)} {name}={other.get(day)}")
-    return Verification(readings, mismatches)
+    for day in sorted(set().union(*readings.values())):
+        seen = {name: readings[name].get(day) for name in readings if day in days[name]}
+        strays = [name for name in readings if day in readings[name] and day not in days[name]]
+        if len(set(seen.values())) > 1 or strays:
+            found = " ".join(f"{name}={value}" for name, value in seen.items())
+            mismatches.append(
+                f"{day}: {found}" + "".join(f" {name} read it outside {days[name]}" for name in strays)
+            )
+    return Verification(readings, mismatches, days)

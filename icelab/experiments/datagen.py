@@ -95,6 +95,9 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
     readings = " = ".join(totals)
     rows, checksum = next(iter(totals.values()))
     lines.append(f"  verified     {readings}: {rows:,} rows, checksum {checksum}")
+    if "verified_by" in info:  # a build before verify.readers_per_day has no such record
+        by = "; ".join(f"{name} {days}" for name, days in info["verified_by"].items())
+        lines.append(f"  read by      {by}")
     if "build_wall_s" in info:
         lines.append(f"  wall time    {info['build_wall_s'] / 60:.1f} min with summary and verification")
     if "profile_s" in info:

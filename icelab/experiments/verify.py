@@ -20,11 +20,20 @@ def run(cfg: DictConfig) -> None:
     run_dir = ctx.new_run("verify", built)
     write_json(
         run_dir / "verification.json",
-        {"ok": check.ok, "mismatches": check.mismatches, "totals": check.totals()},
+        {
+            "ok": check.ok,
+            "mismatches": check.mismatches,
+            "totals": check.totals(),
+            "tables": check.tables(),
+            "days": {name: str(days) for name, days in check.days.items()},
+        },
     )
     for name, (rows, checksum) in check.totals().items():
-        print(f"{name:16s} {rows:>12,} rows  checksum {checksum}")
-    days = len(next(iter(check.readings.values())))
+        print(f"{name:16s} {rows:>12,} rows  checksum {checksum}  ({check.days[name]})")
+    days = len(set().union(*check.readings.values()))
     if not check.ok:
         raise UserError(f"tables differ on {len(check.mismatches)} day(s): {check.mismatches[0]}")
-    print(f"identical: {len(check.readings)} readings agree on all {days} day partitions")
+    print(
+        f"identical: {len(check.readings)} readings agree on all {days} day partitions, "
+        f"each read by {check.readers_per_day}"
+    )

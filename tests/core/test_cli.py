@@ -169,6 +169,11 @@ CASES = [
         id="scale-negative",
     ),
     pytest.param(
+        ["verify.readers_per_day=3"],
+        "invalid config: verify.readers_per_day=3: Input should be 2 or 4",
+        id="readers-per-day",
+    ),
+    pytest.param(
         ["experiment=smoke", "protocol.repetitions=0"],
         "invalid config: protocol.repetitions=0: Input should be greater than or equal to 1",
         id="repetitions-zero",

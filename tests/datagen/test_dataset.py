@@ -3,6 +3,7 @@ DuckDB, cached by config hash, never reused when a build was interrupted."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -22,11 +23,17 @@ def local(uri: str) -> Path:
 
 def test_both_tables_were_verified_identical_by_spark_and_duckdb(tiny):
     # The build verifies (test_verification_passes_then_catches_a_changed_row checks that
-    # verification itself can fail); here: all four readings of tiny agreed on every row.
+    # verification itself can fail); here: both tables' readings of tiny agreed on every row,
+    # each day read by one Spark and one DuckDB reading of different tables (the default).
     totals = tiny.info["verification"]
-    assert set(totals) == {"spark/iceberg", "spark/parquet", "duckdb/parquet", "duckdb/iceberg"}
-    assert {tuple(t) for t in totals.values()} == {tuple(totals["spark/iceberg"])}
-    assert totals["spark/iceberg"][0] == tiny.dataset.config.total_rows
+    assert totals["iceberg"] == totals["parquet"]
+    assert totals["iceberg"][0] == tiny.dataset.config.total_rows
+    assert tiny.info["verified_by"] == {
+        "spark/iceberg": "before 2026-05-31",
+        "spark/parquet": "from 2026-05-31",
+        "duckdb/parquet": "before 2026-05-31",
+        "duckdb/iceberg": "from 2026-05-31",
+    }
 
 
 def test_layout(ctx, tiny):
@@ -110,7 +117,7 @@ def test_stored_rows_equal_generated_rows(ctx, micro):
 
 def test_verification_passes_then_catches_a_changed_row(ctx, micro):
     built = ensure(ctx.spark, micro, ctx.engine, progress=False, with_duckdb=False)
-    check = verify(ctx.spark, micro, with_duckdb=True)
+    check = verify(ctx.spark, micro, with_duckdb=True, readers_per_day=4)
     assert check.ok, check.mismatches
     assert set(check.readings) == {"spark/iceberg", "spark/parquet", "duckdb/parquet", "duckdb/iceberg"}
     assert {n for n, _ in check.totals().values()} == {micro.config.total_rows}
@@ -119,7 +126,7 @@ def test_verification_passes_then_catches_a_changed_row(ctx, micro):
 
     victim = ctx.spark.sql(f"SELECT _id, `date` FROM {micro.iceberg_table} LIMIT 1").first()
     ctx.spark.sql(f"UPDATE {micro.iceberg_table} SET producedBy = 'tampered' WHERE _id = '{victim._id}'")
-    check = verify(ctx.spark, micro, with_duckdb=True)
+    check = verify(ctx.spark, micro, with_duckdb=True, readers_per_day=4)
     assert not check.ok
     bad_days = {m.split(":")[0] for m in check.mismatches}
     assert bad_days == {str(victim.date)}
@@ -127,6 +134,33 @@ def test_verification_passes_then_catches_a_changed_row(ctx, micro):
     duck = check.readings
     assert duck["duckdb/iceberg"] == duck["spark/iceberg"]
     assert duck["duckdb/parquet"] == duck["spark/parquet"]
+
+
+def test_two_readings_a_day_cover_every_day_and_catch_a_change_in_either_half(ctx, micro):
+    """Each day is read once by Spark and once by DuckDB, from different tables, and each of the
+    four readings reads its half only. A changed row is caught on its day in either half."""
+    built = ensure(ctx.spark, micro, ctx.engine, force=True, progress=False, with_duckdb=False)  # untampered
+    days = built.info["summary"]["day_partitions"]
+    check = verify(ctx.spark, micro, with_duckdb=True)
+    assert check.ok, check.mismatches
+    middle = micro.config.end - dt.timedelta(days=micro.config.span_days // 2)
+    for name, cs in check.readings.items():
+        assert cs and all((day < middle) == (name in ("spark/iceberg", "duckdb/parquet")) for day in cs), name
+    assert len(check.readings["spark/iceberg"]) + len(check.readings["spark/parquet"]) == days
+    assert check.readings["spark/iceberg"] == check.readings["duckdb/parquet"]
+    assert check.readings["spark/parquet"] == check.readings["duckdb/iceberg"]
+    assert {n for n, _ in check.tables().values()} == {micro.config.total_rows}
+
+    early, late = (
+        ctx.spark.sql(
+            f"SELECT _id, `date` FROM {micro.iceberg_table} WHERE `date` {op} DATE'{middle}' LIMIT 1"
+        ).first()
+        for op in ("<", ">=")
+    )
+    for victim in (early, late):
+        ctx.spark.sql(f"UPDATE {micro.iceberg_table} SET producedBy = 'tampered' WHERE _id = '{victim._id}'")
+    check = verify(ctx.spark, micro, with_duckdb=True)
+    assert {m.split(":")[0] for m in check.mismatches} == {str(early.date), str(late.date)}
 
 
 def test_hour_partitioning(ctx, tiny, data_dir):
@@ -141,7 +175,8 @@ def test_hour_partitioning(ctx, tiny, data_dir):
     assert all(h.name.startswith("hour=") for d in day_dirs for h in d.iterdir() if h.is_dir())
     spec = ctx.spark.sql(f"SELECT * FROM {hourly.iceberg_table}.partitions").schema["partition"]
     assert spec.dataType.fieldNames() == ["timestamp_hour"]
-    assert set(built.info["verification"]) == {
+    assert set(built.info["verification"]) == {"iceberg", "parquet"}
+    assert set(built.info["verified_by"]) == {
         "spark/iceberg",
         "spark/parquet",
         "duckdb/parquet",

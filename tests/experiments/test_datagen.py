@@ -18,7 +18,8 @@ def test_datagen_prints_summary_and_stores_provenance(tiny, tiny_cfg, results_di
     assert f"dataset tiny-{tiny.dataset.hash}: reused" in out
     for needle in ("rows ", "parquet ", "iceberg ", "manifests ", "throughput ", "rows/s", "MB/s"):
         assert needle in out
-    assert "spark/iceberg = spark/parquet = duckdb/parquet = duckdb/iceberg" in out
+    assert "verified     iceberg = parquet: 12,000 rows" in out
+    assert "read by      spark/iceberg before 2026-05-31; spark/parquet from 2026-05-31;" in out
 
     run = latest_run(results_dir, "datagen")
     env = json.loads((run / "env.json").read_text())
@@ -34,9 +35,9 @@ def test_datagen_prints_summary_and_stores_provenance(tiny, tiny_cfg, results_di
     assert "dataset:" in (run / "config.yaml").read_text()
 
 
-def test_verify_experiment(tiny, tiny_cfg, results_dir, capsys):
-    verify.run(tiny_cfg)
+def test_verify_experiment(tiny, compose_run, results_dir, capsys):
+    verify.run(compose_run("experiment=verify"))
     out = capsys.readouterr().out
-    assert "identical: 4 readings agree" in out
+    assert "identical: 4 readings agree on all 60 day partitions, each read by 4" in out
     result = json.loads((latest_run(results_dir, "verify") / "verification.json").read_text())
     assert result["ok"] and not result["mismatches"]

@@ -7,7 +7,7 @@ the key, the value and what is accepted. Where each section is typed:
     values.py      window names (1h, 7d, full) and sizes (8MB)
     dataset.py     dataset        engine.py   engine        paths.py     paths
     profile.py     profile        setup.py    setup         protocol.py  protocol
-    storage.py     storage
+    storage.py     storage        verify.py   verify
     experiment.py  experiment (planning, canonical, manifest_health, doctor, snapshot_expiry,
                    schema_evolution)
 """
@@ -41,6 +41,7 @@ from icelab.core.config.protocol import ProtocolConfig, protocol_config
 from icelab.core.config.setup import SetupConfig, setup_configs
 from icelab.core.config.storage import StorageConfig, storage_config
 from icelab.core.config.values import WINDOW_RULE, WindowName, parse_size, window_length
+from icelab.core.config.verify import VerifyConfig, verify_config
 
 __all__ = [
     "HEALTH_SOURCES",
@@ -61,6 +62,7 @@ __all__ = [
     "SetupConfig",
     "StorageConfig",
     "Threshold",
+    "VerifyConfig",
     "WindowName",
     "canonical_config",
     "dataset_config",
@@ -80,5 +82,6 @@ __all__ = [
     "schema_evolution_config",
     "setup_configs",
     "storage_config",
+    "verify_config",
     "window_length",
 ]
