@@ -72,7 +72,7 @@ CASES = [
     ),
     pytest.param(
         ["paths.copy_from=/nonexistent-icelab-source"],
-        "paths.copy_from=/nonexistent-icelab-source: no finished dataset tiny-38d675422748 there; build it "
+        "paths.copy_from=/nonexistent-icelab-source: no finished dataset tiny-25ac81e6408d there; build it "
         "there first, or drop paths.copy_from to build here",
         id="copy-from-without-the-dataset",
     ),
@@ -167,6 +167,12 @@ CASES = [
         ["dataset.scale=-1"],
         "invalid config: dataset.scale=-1: Input should be greater than 0",
         id="scale-negative",
+    ),
+    pytest.param(
+        ["dataset.partitioning=hour"],
+        "invalid config: dataset: the arrow builder writes day partitions only; give "
+        "dataset.builder=spark for partitioning=hour",
+        id="arrow-builder-hour-partitions",
     ),
     pytest.param(
         ["verify.readers_per_day=3"],

@@ -1,5 +1,5 @@
-"""The arrow builder's tiny dataset against Spark's: the same rows, the same layout, the metrics
-Iceberg's own writer gives the same rows."""
+"""The arrow builder's tiny dataset (tiny's default) against Spark's: the same rows, the same
+layout, the metrics Iceberg's own writer gives the same rows."""
 
 from __future__ import annotations
 
@@ -25,15 +25,21 @@ SAME_METRICS = (
 
 
 @pytest.fixture(scope="module")
-def arrow_tiny(ctx, tiny, compose_run, data_dir: Path) -> Built:
-    ds = dataset_config(compose_run("dataset.builder=arrow"))
+def arrow_tiny(tiny) -> Built:
+    assert tiny.dataset.config.builder == "arrow"
+    return tiny
+
+
+@pytest.fixture(scope="module")
+def spark_tiny(ctx, compose_run, data_dir: Path) -> Built:
+    ds = dataset_config(compose_run("dataset.builder=spark"))
     return ensure(ctx.spark, Dataset.of(ds, str(data_dir)), ctx.engine, progress=False)
 
 
-def test_the_same_rows_as_sparks_build(tiny, arrow_tiny):
+def test_the_same_rows_as_sparks_build(spark_tiny, arrow_tiny):
     # Four readers agreed on each build; the two builds agree with each other.
-    assert arrow_tiny.dataset.hash != tiny.dataset.hash  # other bytes, another dataset
-    assert arrow_tiny.info["verification"] == tiny.info["verification"]
+    assert arrow_tiny.dataset.hash != spark_tiny.dataset.hash  # other bytes, another dataset
+    assert arrow_tiny.info["verification"] == spark_tiny.info["verification"]
 
 
 def _files(ctx, built: Built):
@@ -45,9 +51,9 @@ def _files(ctx, built: Built):
     ).drop("partition")
 
 
-def test_one_file_per_day_partition_per_commit_in_both_formats(ctx, tiny, arrow_tiny):
+def test_one_file_per_day_partition_per_commit_in_both_formats(ctx, spark_tiny, arrow_tiny):
     ds = arrow_tiny.dataset
-    spark_files = {(r.commit, r.day) for r in _files(ctx, tiny).collect()}
+    spark_files = {(r.commit, r.day) for r in _files(ctx, spark_tiny).collect()}
     arrow_files = [(r.commit, r.day) for r in _files(ctx, arrow_tiny).collect()]
     assert sorted(arrow_files) == sorted(spark_files)  # the same (commit, day) pairs, each once
     # The Parquet table: one file per commit in each day's directory, as many as Iceberg's.
@@ -68,12 +74,12 @@ def test_one_manifest_per_commit(ctx, arrow_tiny):
     assert sorted(m.added_snapshot_id for m in manifests) == sorted(s.snapshot_id for s in snapshots)
 
 
-def test_the_metrics_icebergs_writer_gives_the_same_rows(ctx, tiny, arrow_tiny):
+def test_the_metrics_icebergs_writer_gives_the_same_rows(ctx, spark_tiny, arrow_tiny):
     def metrics(built: Built) -> dict:
         rows = _files(ctx, built).select("commit", "day", *SAME_METRICS).collect()
         return {(r.commit, r.day): {m: r[m] for m in SAME_METRICS} for r in rows}
 
-    theirs, mine = metrics(tiny), metrics(arrow_tiny)
+    theirs, mine = metrics(spark_tiny), metrics(arrow_tiny)
     assert mine.keys() == theirs.keys()
     differ = [(k, m) for k in theirs for m in SAME_METRICS if theirs[k][m] != mine[k][m]]
     assert differ == []

@@ -165,7 +165,14 @@ def test_two_readings_a_day_cover_every_day_and_catch_a_change_in_either_half(ct
 
 def test_hour_partitioning(ctx, tiny, data_dir):
     cfg = tiny.dataset.config.model_copy(
-        update={"name": "hourly", "rows": 400, "commits": 2, "span_days": 2, "partitioning": "hour"}
+        update={
+            "name": "hourly",
+            "rows": 400,
+            "commits": 2,
+            "span_days": 2,
+            "partitioning": "hour",
+            "builder": "spark",  # the arrow builder writes day partitions only
+        }
     )
     hourly = Dataset.of(cfg, str(data_dir))
     built = ensure(ctx.spark, hourly, ctx.engine, progress=False, with_duckdb=True)

@@ -47,6 +47,15 @@ class DatasetConfig(_Strict):
             raise ValueError(f"rows*scale={self.total_rows} is fewer than commits={self.commits}")
         return self
 
+    @model_validator(mode="after")
+    def _builder_partitions(self) -> DatasetConfig:
+        if self.builder == "arrow" and self.partitioning != "day":
+            raise ValueError(
+                f"the arrow builder writes day partitions only; give dataset.builder=spark "
+                f"for partitioning={self.partitioning}"
+            )
+        return self
+
     @property
     def total_rows(self) -> int:
         """Rows after scaling."""
