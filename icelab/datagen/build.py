@@ -26,8 +26,8 @@ from icelab.datagen.verify import (
     DUCKDB_MEMORY,
     EVERY_DAY,
     READERS_PER_DAY,
-    READINGS,
     Checksums,
+    Days,
     Verification,
     compare,
     duckdb_checksums,
@@ -75,24 +75,19 @@ def verify(
         log.warning("DuckDB check skipped: DuckDB cannot reach %s (local or storage=object)", dataset.uri)
     split_days = con is not None and readers_per_day == 2
     days = split(dataset.config.end, dataset.config.span_days) if split_days else {}
-    cut = {name: days.get(name, EVERY_DAY) for name in READINGS}
-    readers: dict[str, Callable[[], Checksums]] = {
-        "spark/iceberg": lambda: spark_checksums(spark, dataset.iceberg_table, schema, cut["spark/iceberg"]),
-        "spark/parquet": lambda: spark_checksums(spark, dataset.parquet_table, schema, cut["spark/parquet"]),
+    readers: dict[str, Callable[[Days], Checksums]] = {
+        "spark/iceberg": lambda cut: spark_checksums(spark, dataset.iceberg_table, schema, cut),
+        "spark/parquet": lambda cut: spark_checksums(spark, dataset.parquet_table, schema, cut),
     }
     if con is not None:
-        readers["duckdb/parquet"] = lambda: duckdb_checksums(
-            con, parquet_source(pq_dir), schema, cut["duckdb/parquet"]
-        )
-        readers["duckdb/iceberg"] = lambda: duckdb_checksums(
-            con, iceberg_source(ice_dir), schema, cut["duckdb/iceberg"]
-        )
+        readers["duckdb/parquet"] = lambda cut: duckdb_checksums(con, parquet_source(pq_dir), schema, cut)
+        readers["duckdb/iceberg"] = lambda cut: duckdb_checksums(con, iceberg_source(ice_dir), schema, cut)
     readings, seconds = {}, {}
     bar = tqdm(readers.items(), desc="verify", unit="reading", disable=not progress)
     for name, read in bar:
         bar.set_postfix_str(name)
         t0 = time.perf_counter()
-        readings[name] = read()
+        readings[name] = read(days.get(name, EVERY_DAY))
         seconds[name] = time.perf_counter() - t0
     if con is not None:
         con.close()

@@ -25,9 +25,6 @@ from icelab.datagen.fingerprint import row_hash_sql
 # {day: (rows, checksum)}
 Checksums = dict[dt.date, tuple[int, int]]
 
-# The four readings, engine/table.
-READINGS = ("spark/iceberg", "spark/parquet", "duckdb/parquet", "duckdb/iceberg")
-
 # conf/config.yaml (verify.readers_per_day) sets it for runs; this is the default for direct calls.
 READERS_PER_DAY = 2
 
@@ -177,13 +174,15 @@ class Verification:
     @property
     def every_day(self) -> bool:
         """Every reading read every day."""
-        return all(self.days[name] == EVERY_DAY for name in self.readings)
+        return all(self.days.get(name, EVERY_DAY) == EVERY_DAY for name in self.readings)
 
     @property
     def readers_per_day(self) -> int:
         """The fewest readings any day was read by."""
         every = set().union(*self.readings.values())
-        return min((sum(day in self.days[name] for name in self.readings) for day in every), default=0)
+        return min(
+            (sum(day in self.days.get(name, EVERY_DAY) for name in self.readings) for day in every), default=0
+        )
 
     def totals(self) -> dict[str, tuple[int, int]]:
         """Rows and checksum per reading, over the days it read."""
