@@ -1,8 +1,9 @@
 """The arrow builder's tiny dataset (tiny's default) against Spark's: the same rows, the same
-layout, the metrics Iceberg's own writer gives the same rows."""
+layout, the metrics Iceberg's own writer gives the same rows; and its bytes, pinned."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from icelab.core import storage
 from icelab.core.config import dataset_config
 from icelab.datagen.build import Built, ensure
-from icelab.datagen.dataset import Dataset
+from icelab.datagen.dataset import ARROW_BYTES, Dataset
 
 # Metrics that follow from the rows. Column sizes and split offsets follow from the bytes, which
 # pyarrow writes otherwise than parquet-mr (docs/dataset.md says so).
@@ -22,6 +23,8 @@ SAME_METRICS = (
     "lower_bounds",
     "upper_bounds",
 )
+# What a manifest entry says of its file beyond the rows: it follows from the bytes.
+BYTE_METRICS = ("file_size_in_bytes", "column_sizes", "split_offsets")
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +86,38 @@ def test_the_metrics_icebergs_writer_gives_the_same_rows(ctx, spark_tiny, arrow_
     assert mine.keys() == theirs.keys()
     differ = [(k, m) for k in theirs for m in SAME_METRICS if theirs[k][m] != mine[k][m]]
     assert differ == []
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _plain(value: object) -> object:
+    """A metric as comparable text: maps sorted by key, bytes in hex."""
+    if isinstance(value, dict):
+        return sorted((k, _plain(v)) for k, v in value.items())
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value
+
+
+def bytes_digest(ctx, built: Built) -> str:
+    """sha256 over every data file's bytes, each named by what places it (its commit and day in
+    Iceberg, its day directory in the Parquet table, not its random name), and over the metrics
+    of its manifest entry: what `ARROW_BYTES` pins."""
+    lines = []
+    for r in _files(ctx, built).collect():
+        metrics = [_plain(r[m]) for m in (*SAME_METRICS, *BYTE_METRICS)]
+        lines.append(f"iceberg {r.commit} {r.day} {_sha256(Path(storage.local_path(r.file_path)))} {metrics}")
+    for f in Path(storage.local_path(built.dataset.parquet_uri)).rglob("*.parquet"):
+        lines.append(f"parquet {f.parent.name} {_sha256(f)}")
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+
+
+def test_the_files_are_the_bytes_the_dataset_hash_names(ctx, arrow_tiny):
+    # The hash covers ARROW_BYTES, not the builder's code: a change that alters the files must
+    # update it here, and so moves every arrow dataset's hash (docs/dataset.md).
+    digest = bytes_digest(ctx, arrow_tiny)
+    assert digest == ARROW_BYTES, (
+        f"the arrow builder's files changed: set ARROW_BYTES = {digest!r} in icelab/datagen/dataset.py"
+    )

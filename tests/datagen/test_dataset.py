@@ -11,6 +11,8 @@ import pytest
 
 from icelab.bench.measure import measure
 from icelab.core import storage
+from icelab.core.config import dataset_config
+from icelab.datagen import dataset
 from icelab.datagen.build import ensure, read_marker, verify
 from icelab.datagen.dataset import Dataset, config_hash
 from icelab.datagen.generate import generate_all
@@ -78,6 +80,23 @@ def test_hash_ignores_name_and_parallelism_not_data(tiny):
     assert config_hash(ds.model_copy(update={"commits": 7})) != tiny.dataset.hash
     # rows x scale is what counts
     assert config_hash(ds.model_copy(update={"rows": ds.rows * 2, "scale": 0.5})) == tiny.dataset.hash
+
+
+def test_an_arrow_datasets_hash_follows_its_bytes_not_its_sources(compose_cfg, monkeypatch):
+    arrow = dataset_config(compose_cfg("dataset=tiny"))
+    spark = arrow.model_copy(update={"builder": "spark"})
+    before = {"arrow": config_hash(arrow), "spark": config_hash(spark)}
+    # Other generator sources: Spark's rows are its sources' (its hash moves); the arrow
+    # builder's bytes are pinned by ARROW_BYTES (its hash stays).
+    monkeypatch.setattr(dataset, "generator_fingerprint", lambda: "other sources")
+    assert config_hash(spark) != before["spark"]
+    assert config_hash(arrow) == before["arrow"]
+    monkeypatch.setattr(dataset, "ARROW_BYTES", "other bytes")
+    assert config_hash(arrow) != before["arrow"]
+    monkeypatch.undo()
+    monkeypatch.setattr(dataset.pyarrow, "__version__", "0.0.0")
+    assert config_hash(arrow) != before["arrow"]
+    assert config_hash(spark) == before["spark"]
 
 
 @pytest.fixture
