@@ -177,12 +177,15 @@ class Verification:
         return all(self.days.get(name, EVERY_DAY) == EVERY_DAY for name in self.readings)
 
     @property
+    def day_partitions(self) -> set[dt.date]:
+        """Every day some reading returned rows for."""
+        return set().union(*self.readings.values())
+
+    @property
     def readers_per_day(self) -> int:
         """The fewest readings any day was read by."""
-        every = set().union(*self.readings.values())
-        return min(
-            (sum(day in self.days.get(name, EVERY_DAY) for name in self.readings) for day in every), default=0
-        )
+        days = [self.days.get(name, EVERY_DAY) for name in self.readings]
+        return min((sum(day in d for d in days) for day in self.day_partitions), default=0)
 
     def totals(self) -> dict[str, tuple[int, int]]:
         """Rows and checksum per reading, over the days it read."""
@@ -208,14 +211,14 @@ def compare(readings: dict[str, Checksums], days: dict[str, Days] | None = None)
         readings: per reading, its checksums per day.
         days: per reading, the days it read (default: every day for each).
     """
-    days = {name: (days or {}).get(name, EVERY_DAY) for name in readings}
-    mismatches = []
-    for day in sorted(set().union(*readings.values())):
+    check = Verification(readings, days={name: (days or {}).get(name, EVERY_DAY) for name in readings})
+    days = check.days
+    for day in sorted(check.day_partitions):
         seen = {name: readings[name].get(day) for name in readings if day in days[name]}
         strays = [name for name in readings if day in readings[name] and day not in days[name]]
         if len(set(seen.values())) > 1 or strays:
             found = " ".join(f"{name}={value}" for name, value in seen.items())
-            mismatches.append(
+            check.mismatches.append(
                 f"{day}: {found}" + "".join(f" {name} read it outside {days[name]}" for name in strays)
             )
-    return Verification(readings, mismatches, days)
+    return check

@@ -30,10 +30,9 @@ def run(cfg: DictConfig) -> None:
     )
     for name, (rows, checksum) in check.totals().items():
         print(f"{name:16s} {rows:>12,} rows  checksum {checksum}  ({check.days[name]})")
-    days = len(set().union(*check.readings.values()))
     if not check.ok:
         raise UserError(f"tables differ on {len(check.mismatches)} day(s): {check.mismatches[0]}")
     print(
-        f"identical: {len(check.readings)} readings agree on all {days} day partitions, "
+        f"identical: {len(check.readings)} readings agree on all {len(check.day_partitions)} day partitions, "
         f"each read by {check.readers_per_day}"
     )
