@@ -111,3 +111,22 @@ def test_each_stored_build_case_shows_its_median_wall_and_that_builds_build_line
     (slowest / "summary.json").write_text(json.dumps(summary))
     row = _row(dataset.builds(tmp_path / "results"), "`tiny-arrow`")
     assert row[7:9] == [f"**{walls[1]:,.1f} s**", f"{middle['ingest']['seconds']['total_s']:,.1f} s"]
+
+
+def test_a_build_on_the_store_is_put_beside_its_local_build(tmp_path: Path):
+    builds = tmp_path / "results" / "reference" / "datagen"
+    shutil.copytree(REPO / "results" / "reference" / "datagen" / "medium-arrow", builds / "medium-arrow")
+    assert "On the store" not in dataset.builds(tmp_path / "results")
+    # The same build stored again as a store build that took 1.75 times as long.
+    shutil.copytree(builds / "medium-arrow", builds / "medium-arrow-store")
+    (run,) = (builds / "medium-arrow-store" / "datagen").iterdir()
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    config["storage"]["kind"] = "object"
+    (run / "config.yaml").write_text(yaml.safe_dump(config))
+    summary = json.loads((run / "summary.json").read_text())
+    local_wall = summary["dataset"]["build_wall_s"]
+    summary["dataset"]["build_wall_s"] = local_wall * 1.75
+    (run / "summary.json").write_text(json.dumps(summary))
+    text = dataset.builds(tmp_path / "results")
+    assert f"**1.75 times** its local build's {local_wall:,.1f} s (`medium-arrow`)" in text
+    assert _row(text, "`medium-arrow-store`")[2] == "object"

@@ -161,7 +161,14 @@ def builds(results: Path) -> str:
                 "provenance": "; ".join(provenance(r) for r in runs),
             }
         )
-    return render("dataset/builds.md.j2", cases=cases)
+    local = {c["dataset"]: c for c in cases if c["storage"] == "local"}
+    # The same dataset built on the store and on local disk: what the store costs the build.
+    on_store = [
+        {"store": c, "local": local[c["dataset"]], "ratio": c["median"] / local[c["dataset"]]["median"]}
+        for c in cases
+        if c["storage"] != "local" and c["dataset"] in local
+    ]
+    return render("dataset/builds.md.j2", cases=cases, on_store=on_store)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {
