@@ -46,8 +46,8 @@ def config_hash(ds: DatasetConfig) -> str:
     spec = ds.model_dump(mode="json", exclude=_NOT_HASHED)
     spec["scale"] = None  # rows * scale is what matters; 2 x 0.5 == 1 x 1
     spec["rows"] = ds.total_rows
-    spec["generator"] = generator_fingerprint()
     if spec["builder"] == "spark":
+        spec["generator"] = generator_fingerprint()
         del spec["builder"]  # Spark's build predates the choice: its hashes stay as they were
     else:
         # pyarrow's encoder decides the bytes with the builder (its version is in every footer).
