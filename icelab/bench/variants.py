@@ -3,8 +3,7 @@ per selected profile (`conf/profile/`), each with the session settings it runs u
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +14,7 @@ from icelab.bench.profiles import Profile, prepare
 from icelab.core.config import ProfileConfig, SetupConfig, flatten
 from icelab.core.errors import UserError
 from icelab.core.iceberg import current_snapshot_id
-from icelab.core.jvm import jvm_running
+from icelab.core.session import session_settings
 from icelab.datagen.dataset import Dataset
 
 NO_PROFILE = "none"
@@ -52,21 +51,9 @@ class Variant:
         return self.format if self.profile == NO_PROFILE else f"{self.format}/{self.profile}"
 
 
-@contextmanager
-def settings(spark: SparkSession, variant: Variant) -> Iterator[None]:
+def settings(spark: SparkSession, variant: Variant) -> AbstractContextManager[None]:
     """Apply a variant's session settings, then restore what was there before."""
-    before = {key: spark.conf.get(key, None) for key in variant.spark_conf}
-    for key, value in variant.spark_conf.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        # A measurement past its timeout may have ended the JVM: nothing left to restore.
-        for key, value in before.items() if jvm_running() else ():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+    return session_settings(spark, variant.spark_conf)
 
 
 def variants(

@@ -7,7 +7,8 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from pyspark.sql import SparkSession
 from icelab.core import cluster, locks, run_state
 from icelab.core.config import EngineConfig, flatten
 from icelab.core.errors import UserError
-from icelab.core.jvm import stop_jvm
+from icelab.core.jvm import jvm_running, stop_jvm
 from icelab.core.preflight import check_java, iceberg_jar
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
@@ -115,6 +116,23 @@ def session_conf(
         # shuffle blocks must come over the network (engine.conf may still set it).
         conf.setdefault("spark.shuffle.readHostLocalDisk", "false")
     return conf
+
+
+@contextmanager
+def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Set runtime SQL settings within the block, then restore what was there before."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        # A measurement past its timeout may have ended the JVM: nothing left to restore.
+        for key, value in before.items() if jvm_running() else ():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def metastore_conf(conf: dict[str, str]) -> dict[str, str]:

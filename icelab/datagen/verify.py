@@ -12,8 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import glob
 import site
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import duckdb
@@ -22,6 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from icelab.core import object_store
+from icelab.core.session import session_settings
 from icelab.datagen.fingerprint import row_hash_sql
 
 # {day: (rows, checksum)}
@@ -99,31 +98,20 @@ def frame_checksums(df: DataFrame, schema: StructType | None = None, days: Days 
 # session's parallelism: a few tasks per core, at most 128 MB each, on one machine or a cluster.
 OPEN_COST_BYTES = 64 * 1024
 OPEN_COST_CONF = "spark.sql.files.openCostInBytes"
-
-
-@contextmanager
-def coarse_tasks(spark: SparkSession) -> Iterator[None]:
-    """Spark's file sources count a file as `OPEN_COST_BYTES` within the block, then as before."""
-    before = spark.conf.get(OPEN_COST_CONF, None)
-    spark.conf.set(OPEN_COST_CONF, str(OPEN_COST_BYTES))
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(OPEN_COST_CONF)
-        else:
-            spark.conf.set(OPEN_COST_CONF, before)
+# Spark's file sources (the Parquet table) take it from the session; Iceberg's from `reading`.
+COARSE_TASKS = {OPEN_COST_CONF: str(OPEN_COST_BYTES)}
 
 
 def reading(spark: SparkSession, table: str) -> DataFrame:
     """A Spark table as a verification reads it: Iceberg's files counted as `OPEN_COST_BYTES`
-    (a read option; other sources ignore it). Plan it inside `coarse_tasks` for Parquet's."""
+    (a read option; other sources ignore it). Plan it within `session_settings(spark, COARSE_TASKS)`
+    for Parquet's."""
     return spark.read.option("file-open-cost", str(OPEN_COST_BYTES)).table(table)
 
 
 def spark_checksums(spark: SparkSession, table: str, schema: StructType, days: Days = EVERY_DAY) -> Checksums:
     """Per-day row count and checksum of a Spark table, over `days`, in a few tasks per core."""
-    with coarse_tasks(spark):
+    with session_settings(spark, COARSE_TASKS):
         return frame_checksums(reading(spark, table), schema, days)
 
 
