@@ -91,5 +91,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "reliability-stalls": stall_table,
     # The second look, after the retake moved into the stalled row's round (docs/reliability.md).
     "reliability-stalls-in-round": lambda results: stall_table(results, "stalls-in-round"),
+    # The third look: three executed rounds and an executed warm-up round per run.
+    "reliability-stalls-executed": lambda results: stall_table(results, "stalls-executed"),
     "reliability-medium": medium_table,
 }
