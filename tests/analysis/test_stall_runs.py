@@ -9,12 +9,9 @@ import pandas as pd
 import pytest
 
 from icelab.analysis import stall_runs
-from icelab.tools.docs.reliability_page import STALL_CASES
+from icelab.tools.docs.reliability_page import STALL_CASES, STALL_LOOKS
 
 REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference"
-# The first look, the second (the retake in the stalled row's round) and the third (three executed
-# rounds): docs/reliability.md.
-LOOKS = ["stalls", "stalls-in-round", "stalls-executed"]
 
 
 # The reason each case's stall is marked for: a stopped process is a stall, a storm of
@@ -22,7 +19,7 @@ LOOKS = ["stalls", "stalls-in-round", "stalls-executed"]
 REASON = {"jvm-gc-storm": "gc", "executor-gc-storm": "gc"}
 
 
-@pytest.mark.parametrize("look", LOOKS)
+@pytest.mark.parametrize("look", STALL_LOOKS)
 def test_each_stall_is_marked_for_its_reason_measured_again_and_the_clean_runs_mark_none(look: str):
     cleans, found = stall_runs.stall_runs(REFERENCE / look, STALL_CASES)
     assert {run.case for run in found} == set(STALL_CASES)

@@ -86,12 +86,18 @@ def stall_table(results: Path, folder: str = "stalls") -> str:
     )
 
 
+# The looks at the stall cases, each a folder of results/reference/ and the block
+# `reliability-<folder>` (docs/reliability.md): the first; the second, after the retake moved into
+# the stalled row's round; the third, with three executed rounds and an executed warm-up round.
+STALL_LOOKS = ("stalls", "stalls-in-round", "stalls-executed")
+
+
+def _stall_block(folder: str) -> Callable[[Path], str]:
+    return lambda results: stall_table(results, folder)
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "reliability-faults": fault_table,
-    "reliability-stalls": stall_table,
-    # The second look, after the retake moved into the stalled row's round (docs/reliability.md).
-    "reliability-stalls-in-round": lambda results: stall_table(results, "stalls-in-round"),
-    # The third look: three executed rounds and an executed warm-up round per run.
-    "reliability-stalls-executed": lambda results: stall_table(results, "stalls-executed"),
+    **{f"reliability-{folder}": _stall_block(folder) for folder in STALL_LOOKS},
     "reliability-medium": medium_table,
 }
