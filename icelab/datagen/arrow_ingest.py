@@ -119,15 +119,15 @@ class Sink:
 
     def write(self, path: str, table: pa.Table, target: Target, compression: str) -> None:
         if self.store is None:
-            _write(path, table, target, compression)
+            write_file(path, table, target, compression)
             return
         buffer = pa.BufferOutputStream()
-        _write(buffer, table, target, compression)
+        write_file(buffer, table, target, compression)
         self._conn = self._conn or s3.connect(self.store)
         s3.put_object(self._conn, self.store, path, buffer.getvalue().to_pybytes(), retries=PUT_RETRIES)
 
 
-def _by_day(table: pa.Table) -> tuple[pa.Table, list[tuple[Any, int, int]]]:
+def by_day(table: pa.Table) -> tuple[pa.Table, list[tuple[Any, int, int]]]:
     """The rows ordered by day (id order kept within a day: a stable sort), and each day's
     (day, first row, row count)."""
     days = table.column("date").combine_chunks()
@@ -141,7 +141,7 @@ def _by_day(table: pa.Table) -> tuple[pa.Table, list[tuple[Any, int, int]]]:
     ]
 
 
-def _write(where: str | pa.NativeFile, table: pa.Table, target: Target, compression: str) -> None:
+def write_file(where: str | pa.NativeFile, table: pa.Table, target: Target, compression: str) -> None:
     name, level = CODECS[compression]
     with pq.ParquetWriter(
         where,
@@ -164,7 +164,7 @@ def write_batch(job: Job, batch: int) -> Written:
     t1 = time.perf_counter()
     written = Written(batch, len(table))
     run = uuid.uuid4()
-    table, days = _by_day(table)
+    table, days = by_day(table)
     # Cast once per batch: each file is then a slice of each format's table.
     for_parquet = table.drop_columns(["date"]).cast(job.parquet.schema)
     for_iceberg = table.cast(job.iceberg.schema)

@@ -2,7 +2,8 @@
 
 With `experiment.baseline=true` it also times Spark's own baseline: the same rows, already
 materialized in memory, written once as one partitioned Parquet write. The build's cost is
-reported as a multiple of that.
+reported as a multiple of that. With `experiment.bound=true` it measures what this machine allows
+the build (`icelab.datagen.bound`), and reports the build's wall time as a multiple of that.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from icelab.bench.context import Context, open_context
 from icelab.core import run_state, storage
 from icelab.core.results import write_json
 from icelab.core.storage import Storage
+from icelab.datagen.bound import bound
 from icelab.datagen.build import Built
-from icelab.datagen.generate import generate_all, partition_columns
+from icelab.datagen.generate import generate_all, generate_rows, partition_columns
 
 
 def baseline_write(ctx: Context, built: Built) -> dict[str, Any]:
@@ -59,7 +61,20 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
 
-def report(built: Built, baseline: dict[str, Any] | None) -> str:
+def _bound_line(b: dict[str, Any]) -> str:
+    parts = " + ".join(f"{k.removesuffix('_s')} {v:.1f}" for k, v in b["parts_s"].items())
+    f = b["floors"]
+    line = (
+        f"  bound        {b['bound_s']:.1f} s = ({parts}) / {b['cores']} cores; a file "
+        f"{f['write_file_ms']:.2f} ms to write, {f['read_file_ms']:.2f} ms to read; "
+        f"{f['write_mb_per_s']:.0f} MB/s written, {f['read_mb_per_s']:.0f} MB/s read"
+    )
+    if b["build_over_bound"]:
+        line += f"; this build {b['build_over_bound']:.1f}x that"
+    return line
+
+
+def report(built: Built, baseline: dict[str, Any] | None, floor: dict[str, Any] | None = None) -> str:
     """The summary a user reads on the console."""
     info, s = built.info, built.info["summary"]
     pq, ice, ing = s["parquet"], s["iceberg"], info["ingest"]
@@ -103,6 +118,8 @@ def report(built: Built, baseline: dict[str, Any] | None) -> str:
     if "profile_s" in info:
         parts = " | ".join(f"{step} {s:.1f} s" for step, s in info["profile_s"].items())
         lines.append(f"  profile      {parts} (wall)")
+    if floor:
+        lines.append(_bound_line(floor))
     if baseline:
         lines.append(
             f"  baseline     one Parquet write from memory {baseline['write_s']:.1f} s "
@@ -122,10 +139,14 @@ def run(cfg: DictConfig) -> None:
     ctx = open_context(cfg)
     built = ctx.dataset()
     baseline = baseline_write(ctx, built) if cfg.experiment.baseline else None
+    floor = None
+    if cfg.experiment.bound:
+        ds = built.dataset.config
+        floor = bound(built.dataset, generate_rows(ctx.spark, ds, 0, 0, 1).schema, built.info)
     run_dir = ctx.new_run("datagen", built)
     write_json(
         run_dir / "summary.json",
-        {"reused": built.reused, "dataset": built.info, "baseline": baseline},
+        {"reused": built.reused, "dataset": built.info, "baseline": baseline, "bound": floor},
     )
-    print(report(built, baseline))
+    print(report(built, baseline, floor))
     print(f"  results      {run_dir}")

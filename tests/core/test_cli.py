@@ -136,7 +136,7 @@ CASES = [
     pytest.param(
         ["experiment.nope=1"],
         "unknown key 'experiment.nope' in override 'experiment.nope=1' "
-        "(experiment has: baseline, name, task)",
+        "(experiment has: baseline, bound, name, task)",
         id="unknown-experiment-key",
     ),
     pytest.param(

@@ -171,6 +171,26 @@ def builds(results: Path) -> str:
     return render("dataset/builds.md.j2", cases=cases, on_store=on_store)
 
 
+def bounds(results: Path) -> str:
+    """Each stored build that measured what this machine allows it (`experiment.bound=true`,
+    `icelab.datagen.bound`): the bound, its parts and floors, and the build's wall time over it."""
+    root = results / "reference" / BUILDS
+    rows = []
+    for case in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        for run in find_runs(root / case):
+            summary = run.path / "summary.json"
+            if run.experiment != BUILDS or not summary.is_file():
+                continue
+            stored = json.loads(summary.read_text())
+            if stored.get("bound"):
+                info = stored["dataset"]
+                name = f"{info['name']}-{info['hash']}"
+                rows.append(
+                    {"case": case, "dataset": name, "b": stored["bound"], "provenance": provenance(run)}
+                )
+    return render("dataset/bound.md.j2", rows=rows)
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-ladder": ladder,
     "dataset-schema": schema_width,
@@ -179,4 +199,5 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-validate": validate_reference,
     "dataset-bigger-machine": bigger_machine,
     "dataset-builds": builds,
+    "dataset-bound": bounds,
 }

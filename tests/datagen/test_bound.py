@@ -1,0 +1,43 @@
+"""`icelab.datagen.bound`: the floors are timed on the dataset's own rows, and the bound counts
+every file and byte of both formats, written and read, over the cores."""
+
+from __future__ import annotations
+
+import pytest
+
+from icelab.datagen import bound as bound_module
+from icelab.datagen.bound import bound, floors
+from icelab.datagen.generate import generate_rows
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def schema(ctx, tiny):
+    return generate_rows(ctx.spark, tiny.dataset.config, 0, 0, 1).schema
+
+
+def test_the_floors_are_timed_on_one_batch_of_the_dataset(tiny, schema):
+    ds = tiny.dataset.config
+    f = floors(tiny.dataset, schema)
+    assert f["batch_rows"] == ds.total_rows // ds.commits
+    assert all(f[k] > 0 for k in f)
+
+
+def test_the_bound_counts_both_formats_written_and_read_over_the_cores(tiny, schema, monkeypatch):
+    measured = floors(tiny.dataset, schema)
+    monkeypatch.setattr(bound_module, "floors", lambda *_: measured)
+    monkeypatch.setattr(bound_module, "cores", lambda: 2)
+    info = tiny.info
+    b = bound(tiny.dataset, schema, info)
+    s = info["summary"]
+    files = s["parquet"]["files"] + s["iceberg"]["files"]
+    mb = (s["parquet"]["bytes"] + s["iceberg"]["bytes"]) / 1e6
+    write = files * measured["write_file_ms"] / 1e3 + mb / measured["write_mb_per_s"]
+    read = files * measured["read_file_ms"] / 1e3 + mb / measured["read_mb_per_s"]
+    generate = measured["generate_batch_s"] * tiny.dataset.config.commits
+    assert b["bound_s"] == pytest.approx((generate + write + read) / 2)
+    assert b["build_over_bound"] == pytest.approx(info["build_wall_s"] / b["bound_s"])
+    # One more core divides the same work further.
+    monkeypatch.setattr(bound_module, "cores", lambda: 3)
+    assert bound(tiny.dataset, schema, info)["bound_s"] == pytest.approx((generate + write + read) / 3)
