@@ -1,54 +1,64 @@
 """Follow a tutorial page as written: run its `bash` blocks in page order, each in a shell at the
-clone's root, and time each one. CI follows docs/tutorial-figure10.md this way on its fresh clone.
+clone's root, and time each one. CI follows both tutorials this way on its fresh clone.
 
 python -m icelab.tools.follow PAGE [--expect TEXT ...]
 
-A block right after a `<!-- not followed: WHY -->` line is skipped, and WHY is printed. It
-marks what CI cannot or need not do: the `git clone` that made the clone CI runs in, or an optional
-run at the study's size. Every other block runs as written. The first block that fails stops the
-walk (exit 1). So does an `--expect` text that no block printed.
+What a block exports, the next block sees, as in one terminal. A comment line right before a
+block says what the page expects of it:
+
+- `<!-- not followed: WHY -->`: the block is skipped, and WHY is printed. It marks what CI cannot
+  or need not do: the `git clone` that made the clone CI runs in, or an optional run at the
+  study's size.
+- `<!-- exits: N -->`: the block must exit N (the page says why), not 0.
+
+The first block that exits otherwise stops the walk (exit 1). So does an `--expect` text that no
+block printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-BLOCK = re.compile(r"(?:<!-- not followed: (?P<why>.+?) -->\n+)?```bash\n(?P<code>.*?)```", re.S)
+BLOCK = re.compile(
+    r"(?:<!-- not followed: (?P<why>.+?) -->\n+|<!-- exits: (?P<exits>\d+) -->\n+)?```bash\n(?P<code>.*?)```",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
 class Step:
-    """One `bash` block of the page: its commands, and why it is skipped (None: it runs)."""
+    """One `bash` block of the page: its commands, why it is skipped (None: it runs), and the exit
+    code the page expects of it."""
 
     code: str
     skipped: str | None = None
+    exits: int = 0
 
 
 def steps(page: str) -> list[Step]:
     """The page's `bash` blocks, in page order."""
-    return [Step(m["code"], m["why"]) for m in BLOCK.finditer(page)]
+    return [Step(m["code"], m["why"], int(m["exits"] or 0)) for m in BLOCK.finditer(page)]
 
 
-def follow(page: Path, expect: list[str], cwd: Path = REPO) -> int:
-    """Run the page's blocks in order; 0 when every block passed and printed every `expect`."""
-    printed = []
-    for n, step in enumerate(steps(page.read_text()), 1):
-        print(f"--- block {n}: {step.code.strip()}", flush=True)
-        if step.skipped:
-            print(f"--- block {n}: not followed ({step.skipped})", flush=True)
-            continue
-        t0 = time.perf_counter()
+def _run(code: str, env: dict[str, str], cwd: Path, printed: list[str]) -> tuple[int, dict[str, str]]:
+    """Run one block in bash; its exit code, and the environment it left (its exports)."""
+    with tempfile.NamedTemporaryFile(prefix="icelab-follow-", suffix=".env") as saved:
+        # The environment is saved on every exit of the block, failing ones too.
+        script = f"trap 'env -0 > {saved.name}' EXIT\n{code}"
         # stdout and stderr as one stream, shown as it comes: a long run shows its progress.
         proc = subprocess.Popen(
-            ["bash", "-euo", "pipefail", "-c", step.code],
+            ["bash", "-euo", "pipefail", "-c", script],
             cwd=cwd,
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -58,10 +68,27 @@ def follow(page: Path, expect: list[str], cwd: Path = REPO) -> int:
             sys.stdout.write(line)
             printed.append(line)
         code = proc.wait()
+        pairs = Path(saved.name).read_bytes().decode().split("\0")
+    left = dict(p.split("=", 1) for p in pairs if "=" in p)
+    return code, left or env
+
+
+def follow(page: Path, expect: list[str], cwd: Path = REPO) -> int:
+    """Run the page's blocks in order; 0 when every block exited as the page expects and the
+    blocks printed every `expect`."""
+    printed: list[str] = []
+    env = dict(os.environ)
+    for n, step in enumerate(steps(page.read_text()), 1):
+        print(f"--- block {n}: {step.code.strip()}", flush=True)
+        if step.skipped:
+            print(f"--- block {n}: not followed ({step.skipped})", flush=True)
+            continue
+        t0 = time.perf_counter()
+        code, env = _run(step.code, env, cwd, printed)
         minutes = (time.perf_counter() - t0) / 60
         print(f"--- block {n}: exit {code} in {minutes:.1f} min", flush=True)
-        if code:
-            print(f"{page}: block {n} failed (exit {code})", file=sys.stderr)
+        if code != step.exits:
+            print(f"{page}: block {n} exited {code}, the page expects {step.exits}", file=sys.stderr)
             return 1
     missing = [text for text in expect if text not in "".join(printed)]
     for text in missing:

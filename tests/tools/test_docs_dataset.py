@@ -130,3 +130,38 @@ def test_a_build_on_the_store_is_put_beside_its_local_build(tmp_path: Path):
     text = dataset.builds(tmp_path / "results")
     assert f"**1.75 times** its local build's {local_wall:,.1f} s (`medium-arrow`)" in text
     assert _row(text, "`medium-arrow-store`")[2] == "object"
+
+
+def _bound_runs(results: Path) -> list[Path]:
+    runs = (results / "reference" / "datagen").glob("*/datagen/*")
+    return [r for r in runs if json.loads((r / "summary.json").read_text()).get("bound")]
+
+
+def test_each_stored_bound_is_shown_with_the_builds_wall_time_over_it(tmp_path: Path):
+    shutil.copytree(
+        REPO / "results" / "reference" / "datagen", tmp_path / "results" / "reference" / "datagen"
+    )
+    results = tmp_path / "results"
+    runs = _bound_runs(results)
+    assert runs, "a stored build measured its bound"
+    run = runs[0]
+    summary = json.loads((run / "summary.json").read_text())
+    b, wall = summary["bound"], summary["dataset"]["build_wall_s"]
+    row = _row(dataset.bounds(results), f"`{run.parents[1].name}`")
+    assert row[8:11] == [f"**{b['bound_s']:,.1f} s**", f"{wall:,.1f} s", f"**{wall / b['bound_s']:.1f}x**"]
+    # A build twice as slow is twice as far from the same bound.
+    summary["dataset"]["build_wall_s"] = 2 * wall
+    (run / "summary.json").write_text(json.dumps(summary))
+    row = _row(dataset.bounds(results), f"`{run.parents[1].name}`")
+    assert row[10] == f"**{2 * wall / b['bound_s']:.1f}x**"
+
+
+def test_builds_without_a_bound_are_not_shown(tmp_path: Path):
+    shutil.copytree(
+        REPO / "results" / "reference" / "datagen", tmp_path / "results" / "reference" / "datagen"
+    )
+    for run in _bound_runs(tmp_path / "results"):
+        summary = json.loads((run / "summary.json").read_text())
+        summary["bound"] = None
+        (run / "summary.json").write_text(json.dumps(summary))
+    assert dataset.bounds(tmp_path / "results").startswith("No build with its bound is stored")

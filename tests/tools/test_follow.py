@@ -1,6 +1,6 @@
-"""`icelab.tools.follow`: a page's bash blocks run in order, skipped only where the page says why,
-and the walk fails on a failing block or a missing expected text. CI follows the Figure 10
-tutorial with it (.ci/run)."""
+"""`icelab.tools.follow`: a page's bash blocks run in order, as in one terminal, skipped only where
+the page says why; the walk fails on a block that exits otherwise than the page expects, or a
+missing expected text. CI follows both tutorials with it (.ci/run)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_a_failing_block_stops_the_walk(tmp_path: Path, capsys):
     page.write_text(PAGE.replace("echo two >> out.txt", "false\necho two >> out.txt"))
     assert follow(page, [], cwd=tmp_path) == 1
     out, err = capsys.readouterr()
-    assert "block 2 failed (exit 1)" in err
+    assert "block 2 exited 1, the page expects 0" in err
     assert "--- block 3" not in out
 
 
@@ -70,3 +70,23 @@ def test_an_expected_text_nobody_printed_fails(tmp_path: Path, capsys):
     page.write_text(PAGE)
     assert follow(page, ["the study's effect: shown"], cwd=tmp_path) == 1
     assert "no block printed" in capsys.readouterr().err
+
+
+def test_an_export_reaches_the_next_block_and_an_expected_exit_code_passes(tmp_path: Path, capsys):
+    page = tmp_path / "page.md"
+    page.write_text(
+        '```bash\nexport GREETING=hello\n```\n\n<!-- exits: 3 -->\n```bash\necho "$GREETING"; exit 3\n```\n'
+    )
+    assert follow(page, ["hello"], cwd=tmp_path) == 0
+    # The same block exiting 0 where the page expects 3 fails the walk.
+    page.write_text(page.read_text().replace("exit 3", "exit 0"))
+    assert follow(page, [], cwd=tmp_path) == 1
+    assert "block 2 exited 0, the page expects 3" in capsys.readouterr().err
+
+
+def test_the_doctor_tutorial_makes_its_table_then_expects_advice_then_health(capsys):
+    page = REPO / "docs" / "tutorial-doctor.md"
+    followed = [s for s in steps(page.read_text()) if s.skipped is None]
+    assert "python -m icelab.tools.spark_sql demo /tmp/icelab-demo" in followed[0].code
+    assert [s.exits for s in followed] == [0, 1, 0, 0]
+    assert [s.code.count("icelab doctor") for s in followed] == [0, 1, 1, 1]

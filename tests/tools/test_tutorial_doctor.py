@@ -1,5 +1,6 @@
-"""docs/tutorial-doctor.md followed as written: its SQL makes the table (plain Spark SQL, in a
-Hadoop catalog `demo`), and its `icelab doctor` commands run in order, parsed from the page.
+"""docs/tutorial-doctor.md followed in the tests' session: its SQL makes the table (plain Spark
+SQL, in a Hadoop catalog `demo`), and its `icelab doctor` commands run in order, parsed from the
+page. CI follows the page word for word in new processes (`icelab.tools.follow`, .ci/run).
 
 Two departures, both outside the page's words: `export TABLE=...` points at the test's own
 warehouse instead of /tmp, so two checkouts' suites never share a table; and each command gets the tests'
@@ -17,6 +18,7 @@ import shlex
 from contextlib import redirect_stdout
 from pathlib import Path
 
+from icelab.tools.spark_sql import statements
 from tests.tools.test_doctor import main
 from tests.warehouses import own_warehouse
 
@@ -31,17 +33,18 @@ def blocks(text: str, language: str) -> list[str]:
 def test_the_doctor_tutorial_runs_as_written(ctx, tmp_path_factory, tmp_path, monkeypatch) -> None:
     page = PAGE.read_text()
     warehouse = own_warehouse(ctx, tmp_path_factory, "tutorial", "demo")
-    for statement in blocks(page, "sql")[0].split(";"):
-        if statement.strip():
-            ctx.spark.sql(statement)
+    make, *checks = blocks(page, "bash")
+    assert make.startswith(".venv/bin/python -m icelab.tools.spark_sql demo ")
+    for statement in statements(make.split("<<'SQL'\n", 1)[1].rsplit("SQL\n", 1)[0]):
+        ctx.spark.sql(statement)
     monkeypatch.chdir(tmp_path)
     codes = []
-    for line in (line for block in blocks(page, "bash") for line in block.splitlines() if line.strip()):
+    for line in (line for block in checks for line in block.splitlines() if line.strip()):
         if line.startswith("export TABLE="):
             monkeypatch.setenv("TABLE", str(warehouse / "db" / "events"))
             continue
         argv = shlex.split(os.path.expandvars(line))
-        assert argv[:2] == ["icelab", "doctor"], line
+        assert argv[:2] == [".venv/bin/icelab", "doctor"], line
         out = io.StringIO()
         with redirect_stdout(out):
             codes.append(main(argv[2:]))

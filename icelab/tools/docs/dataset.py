@@ -185,8 +185,16 @@ def bounds(results: Path) -> str:
             if stored.get("bound"):
                 info = stored["dataset"]
                 name = f"{info['name']}-{info['hash']}"
+                b, wall = stored["bound"], info["build_wall_s"]
                 rows.append(
-                    {"case": case, "dataset": name, "b": stored["bound"], "provenance": provenance(run)}
+                    {
+                        "case": case,
+                        "dataset": name,
+                        "b": b,
+                        "wall": wall,
+                        "ratio": wall / b["bound_s"],
+                        "provenance": provenance(run),
+                    }
                 )
     return render("dataset/bound.md.j2", rows=rows)
 
