@@ -7,7 +7,7 @@ import json
 import logging
 import signal
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,9 @@ class Context:
     spark: SparkSession
     storage: StorageConfig
     dataset_dir: str | None = None  # where the dataset is read, when not paths.data_dir
+    # The harness's commit and state when the run began: the code it runs was loaded then. A file
+    # edited while a long run works must not mark the run dirty, nor an edit undone make it clean.
+    git: dict[str, Any] = field(default_factory=provenance.git_state)
 
     def _verify_options(self) -> dict[str, Any]:
         verify_cfg = verify_config(self.cfg)
@@ -138,7 +141,7 @@ class Context:
             "machine": provenance.machine(),
             "versions": provenance.versions(iceberg_jar=conf["spark.jars"].split(",")[0])
             | provenance.spark_versions(self.spark),
-            "git": provenance.git_state(),
+            "git": self.git,
             "engine": provenance.redact(self.engine_record()),
             "spark_conf": provenance.redact(conf),
             # Catalogs registered at runtime (one per dataset): type, warehouse, cache flags.
@@ -222,6 +225,7 @@ def open_context(cfg: DictConfig, data: bool = True, dataset_dir: str | None = N
     of paths.data_dir (built there if missing, never copied: the template of metadata states
     built on a store); checked as the data directory is.
     """
+    git = provenance.git_state()  # before anything runs: what the run's code is
     ds, engine, paths = dataset_config(cfg), engine_config(cfg), paths_config(cfg)
     if "protocol" in cfg:
         run_state.deadline(protocol_config(cfg).deadline_s)
@@ -249,7 +253,7 @@ def open_context(cfg: DictConfig, data: bool = True, dataset_dir: str | None = N
     run_state.on_deadline(lambda: SparkContext._active_spark_context.cancelAllJobs())
     if store is not None:
         storage.check_store(spark, store.data_dir, store.spark_endpoint)
-    return Context(cfg, ds, engine, paths, spark, store_cfg, dataset_dir)
+    return Context(cfg, ds, engine, paths, spark, store_cfg, dataset_dir, git)
 
 
 def dump(data: Any) -> str:

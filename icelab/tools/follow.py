@@ -49,24 +49,25 @@ def steps(page: str) -> list[Step]:
     return [Step(m["code"], m["why"], int(m["exits"] or 0)) for m in BLOCK.finditer(page)]
 
 
-def _run(code: str, env: dict[str, str], cwd: Path, printed: list[str]) -> tuple[int, dict[str, str]]:
+def _run(code: str, env: dict[str, str], cwd: Path, printed: list[bytes]) -> tuple[int, dict[str, str]]:
     """Run one block in bash; its exit code, and the environment it left (its exports)."""
     with tempfile.NamedTemporaryFile(prefix="icelab-follow-", suffix=".env") as saved:
         # The environment is saved on every exit of the block, failing ones too.
         script = f"trap 'env -0 > {saved.name}' EXIT\n{code}"
-        # stdout and stderr as one stream, shown as it comes: a long run shows its progress.
+        # stdout and stderr as one stream, passed on as it comes, bytes as they are: a long run
+        # shows its progress bars as in a terminal.
         proc = subprocess.Popen(
             ["bash", "-euo", "pipefail", "-c", script],
             cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
         )
         assert proc.stdout is not None
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            printed.append(line)
+        for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
+            printed.append(chunk)
         code = proc.wait()
         pairs = Path(saved.name).read_bytes().decode().split("\0")
     left = dict(p.split("=", 1) for p in pairs if "=" in p)
@@ -76,7 +77,7 @@ def _run(code: str, env: dict[str, str], cwd: Path, printed: list[str]) -> tuple
 def follow(page: Path, expect: list[str], cwd: Path = REPO) -> int:
     """Run the page's blocks in order; 0 when every block exited as the page expects and the
     blocks printed every `expect`."""
-    printed: list[str] = []
+    printed: list[bytes] = []
     env = dict(os.environ)
     for n, step in enumerate(steps(page.read_text()), 1):
         print(f"--- block {n}: {step.code.strip()}", flush=True)
@@ -90,7 +91,8 @@ def follow(page: Path, expect: list[str], cwd: Path = REPO) -> int:
         if code != step.exits:
             print(f"{page}: block {n} exited {code}, the page expects {step.exits}", file=sys.stderr)
             return 1
-    missing = [text for text in expect if text not in "".join(printed)]
+    output = b"".join(printed).decode(errors="replace")
+    missing = [text for text in expect if text not in output]
     for text in missing:
         print(f"{page}: no block printed {text!r}", file=sys.stderr)
     return 1 if missing else 0
