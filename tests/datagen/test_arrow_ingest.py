@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from icelab.core.config.dataset import DatasetConfig
-from icelab.datagen.arrow_ingest import CODECS, Target, _write
+from icelab.datagen.arrow_ingest import CODECS, Target, write_file
 
 # The codecs the dataset config accepts, and the name each has in a Parquet footer.
 ACCEPTED = typing.get_args(DatasetConfig.model_fields["compression"].annotation)
@@ -30,7 +30,7 @@ def test_each_file_in_the_datasets_codec(tmp_path: Path, compression: str):
         root=str(tmp_path), uri=f"file:{tmp_path}", schema=table.schema, metadata={}, partition_key="date"
     )
     path = tmp_path / "part.parquet"
-    _write(str(path), table, target, compression)
+    write_file(str(path), table, target, compression)
     meta = pq.ParquetFile(path).metadata
     codecs = {meta.row_group(0).column(c).compression for c in range(meta.num_columns)}
     assert codecs == {FOOTER_NAME[compression]}
