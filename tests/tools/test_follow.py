@@ -82,11 +82,16 @@ def test_an_export_reaches_the_next_block_and_an_expected_exit_code_passes(tmp_p
     page.write_text(page.read_text().replace("exit 3", "exit 0"))
     assert follow(page, [], cwd=tmp_path) == 1
     assert "block 2 exited 0, the page expects 3" in capsys.readouterr().err
+    # "exits: 3 or 0" takes either.
+    page.write_text(page.read_text().replace("exits: 3", "exits: 3 or 0"))
+    assert follow(page, [], cwd=tmp_path) == 0
 
 
 def test_the_doctor_tutorial_makes_its_table_then_expects_advice_then_health(capsys):
     page = REPO / "docs" / "tutorial-doctor.md"
     followed = [s for s in steps(page.read_text()) if s.skipped is None]
     assert "python -m icelab.tools.spark_sql demo /tmp/icelab-demo" in followed[0].code
-    assert [s.exits for s in followed] == [0, 1, 0, 0]
+    # The first check advises (1) or, on a machine where the gain is within the plans' noise,
+    # finds the table healthy (0): both are the page's words.
+    assert [s.exits for s in followed] == [(0,), (1, 0), (0,), (0,)]
     assert [s.code.count("icelab doctor") for s in followed] == [0, 1, 1, 1]
