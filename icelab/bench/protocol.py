@@ -38,7 +38,7 @@ from icelab.bench.task_clock import TaskClock
 from icelab.bench.variants import Variant, settings
 from icelab.bench.windows import Window, load_query, render
 from icelab.core import failpoints, run_state
-from icelab.core.config import ProtocolConfig
+from icelab.core.config import ProtocolConfig, window_length
 from icelab.core.errors import UserError
 from icelab.core.jvm import stop_jvm
 
@@ -99,11 +99,27 @@ def rounds(protocol: ProtocolConfig) -> list[tuple[int, bool, bool]]:
     """(repetition, warmup, execute) per round: warm-ups count up from -warmups to -1.
 
     Warm-ups prime the JVM and the metadata paths; they plan only unless
-    `protocol.warmups_execute`. The first `protocol.executions` measured rounds also run the
-    query to completion.
+    `protocol.warmups_execute` (a window name: `warms_execution` says which cases). The first
+    `protocol.executions` measured rounds also run the query to completion.
     """
-    warm = [(r - protocol.warmups, True, protocol.warmups_execute) for r in range(protocol.warmups)]
+    warm_execute = protocol.warmups_execute is not False
+    warm = [(r - protocol.warmups, True, warm_execute) for r in range(protocol.warmups)]
     return warm + [(r, False, r < protocol.executions) for r in range(protocol.repetitions)]
+
+
+def warms_execution(protocol: ProtocolConfig, case: Case) -> bool:
+    """Whether a warm-up round executes `case`: every case with `warmups_execute` true; with a
+    window name, the cases whose window is at most that long.
+
+    A session's first execution of a short window runs its code cold; by the long windows, which
+    dominate a round's cost, the session is warm (docs/protocol.md, "Warm-up", per window).
+    Executing the short ones warms those paths for a fraction of a round.
+    """
+    limit = protocol.warmups_execute
+    if isinstance(limit, bool):
+        return limit
+    length = window_length(limit)
+    return length is None or case.window.end - case.window.start <= length
 
 
 def settled(totals: list[float], k: int, tolerance: float) -> bool:
@@ -294,7 +310,7 @@ def run_rounds(
         ) as bar:
             for repetition, _, execute in plan[: protocol.warmups]:
                 for case in in_round(all_cases, repetition):
-                    one(case, repetition, True, execute)
+                    one(case, repetition, True, execute and warms_execution(protocol, case))
                     bar.update()
                 end_of_round()
         if protocol.steady_k:

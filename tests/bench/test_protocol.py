@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from icelab.bench.protocol import Case, in_round, query_cases, rounds, run_rounds, settled, steady_summary
+from icelab.bench.protocol import (
+    Case,
+    in_round,
+    query_cases,
+    rounds,
+    run_rounds,
+    settled,
+    steady_summary,
+    warms_execution,
+)
 from icelab.bench.variants import NO_PROFILE, Variant
 from icelab.bench.windows import parse_window, query_ids
 from icelab.core.config import ProtocolConfig
@@ -34,6 +43,20 @@ def test_rounds_warmups_plan_only_then_executions():
     ]
     assert [r[2] for r in rounds(protocol(warmups=0, executions=3))] == [True, True, True]
     assert [r[2] for r in rounds(protocol(warmups_execute=True))] == [True, True, True, False, False]
+
+
+def test_warmups_execute_up_to_a_window_execute_only_the_shorter_ones():
+    assert [r[2] for r in rounds(protocol(warmups_execute="30d"))] == [True, True, True, False, False]
+    variant = Variant("iceberg", NO_PROFILE, "t")
+    end = dt.datetime(2026, 6, 30)
+    by_window = {
+        name: Case("q", "sha", parse_window(name, end), variant, "select 1")
+        for name in ("1h", "1d", "30d", "90d", "180d")
+    }
+    up_to_30d = protocol(warmups_execute="30d")
+    assert [n for n, c in by_window.items() if warms_execution(up_to_30d, c)] == ["1h", "1d", "30d"]
+    assert all(warms_execution(protocol(warmups_execute=True), c) for c in by_window.values())
+    assert not any(warms_execution(protocol(), c) for c in by_window.values())
 
 
 def test_rotation_moves_each_query_to_another_first_variant():

@@ -46,7 +46,8 @@ def test_the_effect_is_shown_when_the_rewrite_pays_at_the_wide_window_and_parque
     line = effect_line(summary(as_ingested=500, rewritten=150), ("180d", "1d"))
     assert line == (
         "the study's effect: shown. At 180d: iceberg/as_ingested plans in 500 ms, iceberg/rewrite_8mb "
-        "150 ms (at 1d: 260 and 300 ms); Parquet's planning grows 22.5x from 1d to 180d (medians over the queries)."
+        "150 ms (at 1d: 260 and 300 ms); Parquet's planning grows 22.5x from 1d to 180d "
+        "(medians over the queries)."
     )
     assert effect_line(summary(as_ingested=153, rewritten=185), ("180d", "1d")).startswith(
         "the study's effect: not shown."

@@ -13,7 +13,10 @@ class ProtocolConfig(_Strict):
     """How often each query runs and what counts as a stable figure."""
 
     warmups: int = Field(ge=0, description="rounds first, recorded with warmup=true, never in medians")
-    warmups_execute: bool = Field(description="warm-up rounds also run each query to completion")
+    warmups_execute: bool | WindowName = Field(
+        description="warm-up rounds also run each query to completion: every case (true), none "
+        "(false), or the cases whose window is at most this one (a window name)"
+    )
     repetitions: int = Field(ge=1, description="measured rounds")
     executions: int = Field(ge=0, description="measured rounds that also run the query to completion")
     unstable_iqr: float = Field(gt=0, description="flag a median when IQR / median exceeds this")

@@ -44,6 +44,13 @@ def sep(loop: jinja2.runtime.LoopContext, between: str = ", ", last: str | None 
     return last if last is not None and loop.revindex == 2 else between
 
 
+def warmup_kind(warmups_execute: bool | str | None) -> str:
+    """What a run's warm-up rounds did, from its `protocol.warmups_execute`."""
+    if warmups_execute is True:
+        return "executed"
+    return f"executed up to {warmups_execute}" if warmups_execute else "planning only"
+
+
 class _FoldingLoader(jinja2.FileSystemLoader):
     """Template sources with their soft line breaks folded into spaces."""
 
@@ -73,7 +80,7 @@ UNIT_FILTERS = (
     "spread",
 )
 ENV.filters.update({name: getattr(units, name) for name in (*UNIT_FILTERS, "change", "spelled")})
-ENV.filters.update(listing=listing, body=body)
+ENV.filters.update(listing=listing, body=body, warmup_kind=warmup_kind)
 ENV.globals["sep"] = sep
 
 

@@ -27,6 +27,7 @@ from icelab.tools.docs import (
     schema,
     store_page,
     tutorials,
+    warmup,
 )
 
 Generator = Callable[[Path], str]
@@ -48,6 +49,7 @@ PAGES = (
     advice_quality,
     decision_check_page,
     tutorials,
+    warmup,
 )
 
 
