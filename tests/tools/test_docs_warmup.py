@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.tools.docs.warmup import first_over_second, marked, warmup_block
+from icelab.tools.docs.warmup import cell_ratios, first_over_second, marked, warmup_block
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -41,6 +41,7 @@ def test_first_over_second_takes_the_first_take_of_repetitions_0_and_1():
         ]
     )
     assert first_over_second(m).to_dict() == {"180d": 0.99, "1h": 4.0}
+    assert cell_ratios(m)["ratio"].max() == 4.0
     assert marked(m) == 1
 
 
@@ -48,4 +49,4 @@ def test_the_block_lists_the_kept_run_ci_marked():
     text = warmup_block(RESULTS)
     kept = next(line for line in text.splitlines() if "20261203T080831Z-e06a22" in line)
     assert "| planning only |" in kept
-    assert kept.endswith("| 1 |")
+    assert kept.endswith("| 13.19x (1h) | 1 |")

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,20 +128,23 @@ def bigger_machine(results: Path) -> str:
 BUILDS = "datagen"
 
 
+def stored_builds(results: Path) -> Iterator[tuple[str, Run, dict[str, Any]]]:
+    """(case, run, its summary.json) for every stored build, cases in name order, each case's
+    runs oldest first."""
+    root = results / "reference" / BUILDS
+    for case in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        for run in find_runs(root / case):
+            summary = run.path / "summary.json"
+            if run.experiment == BUILDS and summary.is_file():
+                yield case, run, json.loads(summary.read_text())
+
+
 def builds(results: Path) -> str:
     """Each stored build case: its builder and size, the median wall time of its builds (with
     verification) and where that time went (`profile_s`), from the runs' `summary.json`."""
-    root = results / "reference" / BUILDS
     cases = []
-    for case in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        runs = [
-            r
-            for r in find_runs(root / case)
-            if r.experiment == BUILDS and (r.path / "summary.json").is_file()
-        ]
-        infos = [json.loads((r.path / "summary.json").read_text())["dataset"] for r in runs]
-        if not infos:
-            continue
+    for case, group in itertools.groupby(stored_builds(results), key=lambda found: found[0]):
+        runs, infos = zip(*((run, summary["dataset"]) for _, run, summary in group), strict=True)
         walls = [i["build_wall_s"] for i in infos]
         middle = infos[walls.index(statistics.median_low(walls))]
         cases.append(
@@ -174,28 +178,20 @@ def builds(results: Path) -> str:
 def bounds(results: Path) -> str:
     """Each stored build that measured what this machine allows it (`experiment.bound=true`,
     `icelab.datagen.bound`): the bound, its parts and floors, and the build's wall time over it."""
-    root = results / "reference" / BUILDS
     rows = []
-    for case in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        for run in find_runs(root / case):
-            summary = run.path / "summary.json"
-            if run.experiment != BUILDS or not summary.is_file():
-                continue
-            stored = json.loads(summary.read_text())
-            if stored.get("bound"):
-                info = stored["dataset"]
-                name = f"{info['name']}-{info['hash']}"
-                b, wall = stored["bound"], info["build_wall_s"]
-                rows.append(
-                    {
-                        "case": case,
-                        "dataset": name,
-                        "b": b,
-                        "wall": wall,
-                        "ratio": wall / b["bound_s"],
-                        "provenance": provenance(run),
-                    }
-                )
+    for case, run, summary in stored_builds(results):
+        if summary.get("bound"):
+            info, b = summary["dataset"], summary["bound"]
+            rows.append(
+                {
+                    "case": case,
+                    "dataset": f"{info['name']}-{info['hash']}",
+                    "b": b,
+                    "wall": info["build_wall_s"],
+                    "ratio": info["build_wall_s"] / b["bound_s"],
+                    "provenance": provenance(run),
+                }
+            )
     return render("dataset/bound.md.j2", rows=rows)
 
 

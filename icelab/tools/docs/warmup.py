@@ -25,16 +25,20 @@ SETS = ("effect", "stalls-tuning/cold-execution")
 EXPERIMENT = "manifest_8mb"
 
 
-def first_over_second(m: pd.DataFrame) -> pd.Series:
-    """Per window, the median over its (query, variant) cells of the first measured execution's
-    time over the second's (repetitions 0 and 1, as first measured, not retaken)."""
+def cell_ratios(m: pd.DataFrame) -> pd.DataFrame:
+    """Per (query, variant, window) cell, the first measured execution's time over the second's
+    (repetitions 0 and 1, as first measured, not retaken): column `ratio`."""
     rows = m[~m["warmup"].astype(bool) & m["executed"].astype(bool) & (m["retake"] == 0)]
     rows = rows[rows["repetition"].isin([0, 1]) & (rows["status"] == "ok")]
     cells = rows.pivot_table(
         index=["query_id", "variant", "window"], columns="repetition", values="execution_ms"
     ).dropna()
-    ratio = (cells[0] / cells[1]).rename("ratio").reset_index()
-    return ratio.groupby("window")["ratio"].median()
+    return (cells[0] / cells[1]).rename("ratio").reset_index()
+
+
+def first_over_second(m: pd.DataFrame) -> pd.Series:
+    """Per window, the median of `cell_ratios` over its cells."""
+    return cell_ratios(m).groupby("window")["ratio"].median()
 
 
 def marked(m: pd.DataFrame) -> int:
@@ -55,8 +59,8 @@ def runs(results: Path) -> list[Run]:
 
 
 def warmup_block(results: Path) -> str:
-    """The table: per run, its warm-up's executions, first over second execution per window, and
-    its marked rows.
+    """The table: per run, its warm-up's executions, first over second execution per window, its
+    largest cell's (what the outlier rule would judge), and its marked rows.
 
     Raises:
         LookupError: when no run is stored.
@@ -69,6 +73,8 @@ def warmup_block(results: Path) -> str:
     for run in found:
         m = stored(run).measurements()
         ratios = first_over_second(m)
+        cells = cell_ratios(m)
+        largest = cells.loc[cells["ratio"].idxmax()] if len(cells) else None
         for w in run.config()["experiment"]["windows"]:
             if w not in windows:
                 windows.append(w)
@@ -77,6 +83,7 @@ def warmup_block(results: Path) -> str:
                 "provenance": provenance(run),
                 "warmups_execute": run.config()["protocol"]["warmups_execute"],
                 "ratios": ratios.to_dict(),
+                "largest": None if largest is None else dict(largest),
                 "marked": marked(m),
             }
         )
