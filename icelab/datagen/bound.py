@@ -76,10 +76,11 @@ def cores() -> int:
 
 
 def bound(dataset: Dataset, spark_schema: Any, info: dict[str, Any]) -> dict[str, Any]:
-    """The build's floor on this machine, its parts, and the build's wall time over it.
+    """The build's floor on this machine and its parts (the console sets the build's wall time
+    against it: `icelab.experiments.datagen.bound_line`).
 
     Args:
-        info: the dataset's completion mark (`icelab.datagen.build`): its files, bytes and wall time.
+        info: the dataset's completion mark (`icelab.datagen.build`): its files and bytes.
     """
     f = floors(dataset, spark_schema)
     summary, n = info["summary"], cores()
@@ -90,15 +91,11 @@ def bound(dataset: Dataset, spark_schema: Any, info: dict[str, Any]) -> dict[str
         "write_s": files * f["write_file_ms"] / 1e3 + mb / f["write_mb_per_s"],
         "read_s": files * f["read_file_ms"] / 1e3 + mb / f["read_mb_per_s"],
     }
-    bound_s = sum(parts.values()) / n
-    wall = info.get("build_wall_s")
     return {
         "floors": f,
         "cores": n,
         "files": files,
         "mb": mb,
         "parts_s": parts,
-        "bound_s": bound_s,
-        "build_wall_s": wall,
-        "build_over_bound": wall / bound_s if wall else None,
+        "bound_s": sum(parts.values()) / n,
     }

@@ -41,3 +41,12 @@ def test_verify_experiment(tiny, compose_run, results_dir, capsys):
     assert "identical: 4 readings agree on all 60 day partitions, each read by 4" in out
     result = json.loads((latest_run(results_dir, "verify") / "verification.json").read_text())
     assert result["ok"] and not result["mismatches"]
+
+
+def test_the_bound_line_sets_the_builds_wall_time_against_the_bound():
+    floors = {"write_file_ms": 2.5, "read_file_ms": 3.0, "write_mb_per_s": 20.0, "read_mb_per_s": 100.0}
+    b = {"floors": floors, "cores": 2, "parts_s": {"generate_s": 10.0, "write_s": 30.0}, "bound_s": 20.0}
+    line = datagen.bound_line(b, 70.0)
+    assert line.startswith("  bound        20.0 s = (generate 10.0 + write 30.0) / 2 cores")
+    assert line.endswith("; this build 3.5x that")
+    assert "this build" not in datagen.bound_line(b, None)
