@@ -40,7 +40,7 @@ def test_first_over_second_takes_the_first_take_of_repetitions_0_and_1():
             row("180d", 2, 5.0, executed=False),
         ]
     )
-    assert first_over_second(m).to_dict() == {"180d": 0.99, "1h": 4.0}
+    assert first_over_second(cell_ratios(m)).to_dict() == {"180d": 0.99, "1h": 4.0}
     assert cell_ratios(m)["ratio"].max() == 4.0
     assert marked(m) == 1
 

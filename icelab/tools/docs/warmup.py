@@ -36,9 +36,9 @@ def cell_ratios(m: pd.DataFrame) -> pd.DataFrame:
     return (cells[0] / cells[1]).rename("ratio").reset_index()
 
 
-def first_over_second(m: pd.DataFrame) -> pd.Series:
-    """Per window, the median of `cell_ratios` over its cells."""
-    return cell_ratios(m).groupby("window")["ratio"].median()
+def first_over_second(cells: pd.DataFrame) -> pd.Series:
+    """Per window, the median of a run's `cell_ratios` over its cells."""
+    return cells.groupby("window")["ratio"].median()
 
 
 def marked(m: pd.DataFrame) -> int:
@@ -71,18 +71,15 @@ def warmup_block(results: Path) -> str:
     rows = []
     windows: list[str] = []
     for run in found:
-        m = stored(run).measurements()
-        ratios = first_over_second(m)
+        m, config = stored(run).measurements(), run.config()
         cells = cell_ratios(m)
         largest = cells.loc[cells["ratio"].idxmax()] if len(cells) else None
-        for w in run.config()["experiment"]["windows"]:
-            if w not in windows:
-                windows.append(w)
+        windows += [w for w in config["experiment"]["windows"] if w not in windows]
         rows.append(
             {
                 "provenance": provenance(run),
-                "warmups_execute": run.config()["protocol"]["warmups_execute"],
-                "ratios": ratios.to_dict(),
+                "warmups_execute": config["protocol"]["warmups_execute"],
+                "ratios": first_over_second(cells).to_dict(),
                 "largest": None if largest is None else dict(largest),
                 "marked": marked(m),
             }
