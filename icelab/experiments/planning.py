@@ -8,6 +8,7 @@ charts. An interrupted run keeps every finished round.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -124,16 +125,28 @@ def report(
     return "\n".join(lines)
 
 
-def effect_line(summary: pd.DataFrame, ratio: tuple[str, str]) -> str | None:
-    """Whether this run shows the study's effect, in one line: at the wide window every rewritten
-    Iceberg layout plans faster than the table as ingested (medians over the run's queries), and
+@dataclass(frozen=True)
+class Effect:
+    """What a run's planning medians say about the study's effect (`judge_effect`)."""
+
+    shown: bool
+    wide: str
+    narrow: str
+    base: str  # the as-ingested variant
+    at_wide: dict[str, float]  # variant -> median planning ms over the queries, base first
+    at_narrow: dict[str, float]
+    parquet_growth: float  # Parquet's median planning at the wide window over the narrow one
+
+
+def judge_effect(summary: pd.DataFrame, ratio: tuple[str, str]) -> Effect | None:
+    """Whether this run shows the study's effect: at the wide window every rewritten Iceberg
+    layout plans faster than the table as ingested (medians over the run's queries), and
     Parquet's planning grows from the narrow window to the wide one. None when the run has no
     as-ingested table, no rewrite or no Parquet to judge by.
 
     The wide window, because that is where the study places the rewrite's gain ("larger time
     windows take relatively less time in planning", Figure 10). At the narrow window the gain is
-    a table's shape: a day reads one rewritten manifest, which on a small table spans months. The
-    line gives the narrow window's medians too, so a reader sees both.
+    a table's shape: a day reads one rewritten manifest, which on a small table spans months.
     """
     wide, narrow = ratio
     ice = summary[summary["format"] == "iceberg"].groupby(["window", "variant"])["planning_ms_median"]
@@ -145,15 +158,31 @@ def effect_line(summary: pd.DataFrame, ratio: tuple[str, str]) -> str | None:
     pq = summary[summary["format"] == "parquet"].groupby("window")["planning_ms_median"].median()
     if base is None or not rewrites or narrow not in pq.index or wide not in pq.index:
         return None
+    growth = float(pq[wide] / pq[narrow])
     faster = all(at[v] < at[base] for v in rewrites)
-    growth = pq[wide] / pq[narrow]
-    shown = faster and growth > 1
-    rewritten = ", ".join(f"{v} {at[v]:,.0f} ms" for v in rewrites)
-    narrow_ms = " and ".join(f"{at_narrow[v]:,.0f}" for v in [base, *rewrites] if v in at_narrow)
+    return Effect(
+        shown=faster and growth > 1,
+        wide=wide,
+        narrow=narrow,
+        base=base,
+        at_wide={v: float(at[v]) for v in [base, *rewrites]},
+        at_narrow={v: float(at_narrow[v]) for v in [base, *rewrites] if v in at_narrow},
+        parquet_growth=growth,
+    )
+
+
+def effect_line(summary: pd.DataFrame, ratio: tuple[str, str]) -> str | None:
+    """`judge_effect` in one line, with the narrow window's medians too, so a reader sees both;
+    None when there is nothing to judge by."""
+    e = judge_effect(summary, ratio)
+    if e is None:
+        return None
+    rewritten = ", ".join(f"{v} {ms:,.0f} ms" for v, ms in e.at_wide.items() if v != e.base)
+    narrow_ms = " and ".join(f"{ms:,.0f}" for ms in e.at_narrow.values())
     return (
-        f"the study's effect: {'shown' if shown else 'not shown'}. At {wide}: {base} plans in "
-        f"{at[base]:,.0f} ms, {rewritten} (at {narrow}: {narrow_ms} ms); Parquet's planning grows "
-        f"{growth:.1f}x from {narrow} to {wide} (medians over the queries)."
+        f"the study's effect: {'shown' if e.shown else 'not shown'}. At {e.wide}: {e.base} plans in "
+        f"{e.at_wide[e.base]:,.0f} ms, {rewritten} (at {e.narrow}: {narrow_ms} ms); Parquet's planning grows "
+        f"{e.parquet_growth:.1f}x from {e.narrow} to {e.wide} (medians over the queries)."
     )
 
 

@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 
 from icelab.analysis import shape_catalogue
-from icelab.experiments.planning import effect_line
+from icelab.core.runs import Run, find_runs
+from icelab.experiments.planning import effect_line, judge_effect
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import minutes_between, provenance, reference_run, run_minutes
 
@@ -80,7 +81,7 @@ def figure10_fresh(results: Path) -> str:
     run = reference_run(results, "manifest_8mb", FRESH_SET)
     meta, env = run.meta(), run.env()
     dataset = env["dataset"]
-    if "process_started_utc" not in meta or dataset["created_utc"] < meta["process_started_utc"]:
+    if not built_its_dataset(run):
         raise LookupError(f"manifest_8mb run {run.run_id} did not build its dataset")
     summary = pd.read_csv(run.path / "summary.csv")
     return render(
@@ -96,9 +97,55 @@ def figure10_fresh(results: Path) -> str:
     )
 
 
+def built_its_dataset(run: Run) -> bool:
+    """Whether the run built its dataset after its process started (a fresh data directory)."""
+    meta = run.meta()
+    started = meta.get("process_started_utc")
+    return bool(started) and run.env()["dataset"]["created_utc"] >= started
+
+
+def fresh_runs(results: Path) -> str:
+    """Every stored default manifest_8mb run on a fresh data directory, oldest first: its dataset
+    and rows, its minutes to the first measurement and measuring, and the effect at the wide window.
+
+    Raises:
+        LookupError: when the set holds no such run.
+    """
+    runs = sorted(
+        (
+            r
+            for r in find_runs(results / "reference" / FRESH_SET)
+            if r.experiment == "manifest_8mb" and r.complete and built_its_dataset(r)
+        ),
+        key=lambda r: r.run_id,
+    )
+    if not runs:
+        raise LookupError(f"no fresh manifest_8mb run under {results / 'reference' / FRESH_SET}")
+    rows = []
+    for run in runs:
+        meta, env = run.meta(), run.env()
+        dataset = run.config()["dataset"]
+        effect = judge_effect(pd.read_csv(run.path / "summary.csv"), tuple(meta["ratio"]))
+        rows.append(
+            {
+                "run": run.run_id,
+                "commit": provenance(run).split(", commit ", 1)[1],
+                "dataset": f"{env['dataset']['name']}-{env['dataset']['hash']}",
+                "rows": int(dataset["rows"] * dataset.get("scale", 1)),
+                "setup": minutes_between(meta["process_started_utc"], meta["started_utc"]),
+                "measuring": minutes_between(meta["started_utc"], meta["finished_utc"]),
+                "total": run_minutes(run),
+                "effect": effect,
+            }
+        )
+    wide = runs[-1].meta()["ratio"][0]
+    return render("tutorials/fresh_runs.md.j2", runs=rows, wide=wide, fresh_set=FRESH_SET)
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "tutorial-doctor-check": doctor_check,
     "tutorial-doctor-copy": doctor_copy,
     "tutorial-figure10-time": figure10_time,
     "tutorial-figure10-fresh": figure10_fresh,
+    "planning-fresh-runs": fresh_runs,
 }
