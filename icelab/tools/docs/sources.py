@@ -66,9 +66,14 @@ def phase_minutes(rows: pd.DataFrame) -> float:
     return (at.max() - at.min()).total_seconds() / 60 if len(at) else 0.0
 
 
-def provenance(run: Run) -> str:
-    """`run <id>, commit <sha7> (clean|dirty)` from the run's env.json."""
+def commit_state(run: Run) -> str:
+    """`<sha7> (clean|dirty)` from the run's env.json."""
     git = run.env().get("git") or {}
     commit = (git.get("commit") or "unknown")[:7]
     state = "dirty" if git.get("dirty") else "clean"
-    return f"run `{run.run_id}`, commit {commit} ({state})"
+    return f"{commit} ({state})"
+
+
+def provenance(run: Run) -> str:
+    """`run <id>, commit <sha7> (clean|dirty)` from the run's env.json."""
+    return f"run `{run.run_id}`, commit {commit_state(run)}"

@@ -1,4 +1,5 @@
-"""The generated blocks of the two tutorials (docs/tutorial-doctor.md, docs/tutorial-figure10.md).
+"""The generated blocks of the two tutorials (docs/tutorial-doctor.md, docs/tutorial-figure10.md),
+and docs/planning.md's list of the Figure 10 tutorial's fresh runs.
 
 The doctor tutorial quotes what the doctor said on the `fragmented` shape of the newest
 `doctor_catalogue` reference run: a table plain Spark SQL wrote, checked, then rewritten on a copy.
@@ -18,7 +19,7 @@ from icelab.analysis import shape_catalogue
 from icelab.core.runs import Run, find_runs
 from icelab.experiments.planning import effect_line, judge_effect
 from icelab.tools.docs.markdown import render
-from icelab.tools.docs.sources import minutes_between, provenance, reference_run, run_minutes
+from icelab.tools.docs.sources import commit_state, minutes_between, provenance, reference_run, run_minutes
 
 # The catalogue's shape the tutorial follows: appends over every day, one manifest per append.
 SHAPE = "fragmented"
@@ -70,27 +71,48 @@ def figure10_time(results: Path) -> str:
 FRESH_SET = "effect"
 
 
+def fresh_run(run: Run) -> dict[str, Any]:
+    """A run on a fresh data directory: its dataset, minutes to the first measurement (session,
+    dataset build and verification, table profiles) and measuring, and its summary's effect.
+
+    Raises:
+        LookupError: when the run recorded no process start, or its dataset was not built by it.
+    """
+    if not built_its_dataset(run):
+        raise LookupError(f"manifest_8mb run {run.run_id} did not build its dataset")
+    meta, env = run.meta(), run.env()
+    dataset = run.config()["dataset"]
+    summary = pd.read_csv(run.path / "summary.csv")
+    return {
+        "run": run.run_id,
+        "commit": commit_state(run),
+        "dataset": f"{env['dataset']['name']}-{env['dataset']['hash']}",
+        "name": env["dataset"]["name"],
+        "rows": int(dataset["rows"] * dataset.get("scale", 1)),
+        "setup": minutes_between(meta["process_started_utc"], meta["started_utc"]),
+        "measuring": minutes_between(meta["started_utc"], meta["finished_utc"]),
+        "total": run_minutes(run),
+        "effect": judge_effect(summary, tuple(meta["ratio"])),
+        "effect_line": effect_line(summary, tuple(meta["ratio"])),
+    }
+
+
 def figure10_fresh(results: Path) -> str:
     """What the default manifest_8mb run did on a fresh data directory: how long it took before its
-    first measurement (session, dataset build and verification, table profiles) and measuring, and
-    its console's `the study's effect:` line.
+    first measurement and measuring, and its console's `the study's effect:` line.
 
     Raises:
         LookupError: when the run recorded no process start, or its dataset was not built by it.
     """
     run = reference_run(results, "manifest_8mb", FRESH_SET)
-    meta, env = run.meta(), run.env()
-    dataset = env["dataset"]
-    if not built_its_dataset(run):
-        raise LookupError(f"manifest_8mb run {run.run_id} did not build its dataset")
-    summary = pd.read_csv(run.path / "summary.csv")
+    fresh, env = fresh_run(run), run.env()
     return render(
         "tutorials/figure10_fresh.md.j2",
-        dataset=dataset["name"],
-        setup=minutes_between(meta["process_started_utc"], meta["started_utc"]),
-        measuring=minutes_between(meta["started_utc"], meta["finished_utc"]),
-        total=run_minutes(run),
-        effect=effect_line(summary, tuple(meta["ratio"])),
+        dataset=fresh["name"],
+        setup=fresh["setup"],
+        measuring=fresh["measuring"],
+        total=fresh["total"],
+        effect=fresh["effect_line"],
         cores=env["machine"]["cores"],
         memory=env["machine"]["memory_gib"],
         provenance=provenance(run),
@@ -121,23 +143,7 @@ def fresh_runs(results: Path) -> str:
     )
     if not runs:
         raise LookupError(f"no fresh manifest_8mb run under {results / 'reference' / FRESH_SET}")
-    rows = []
-    for run in runs:
-        meta, env = run.meta(), run.env()
-        dataset = run.config()["dataset"]
-        effect = judge_effect(pd.read_csv(run.path / "summary.csv"), tuple(meta["ratio"]))
-        rows.append(
-            {
-                "run": run.run_id,
-                "commit": provenance(run).split(", commit ", 1)[1],
-                "dataset": f"{env['dataset']['name']}-{env['dataset']['hash']}",
-                "rows": int(dataset["rows"] * dataset.get("scale", 1)),
-                "setup": minutes_between(meta["process_started_utc"], meta["started_utc"]),
-                "measuring": minutes_between(meta["started_utc"], meta["finished_utc"]),
-                "total": run_minutes(run),
-                "effect": effect,
-            }
-        )
+    rows = [fresh_run(run) for run in runs]
     wide = runs[-1].meta()["ratio"][0]
     return render("tutorials/fresh_runs.md.j2", runs=rows, wide=wide, fresh_set=FRESH_SET)
 
