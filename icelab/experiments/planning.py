@@ -172,11 +172,13 @@ def judge_effect(summary: pd.DataFrame, ratio: tuple[str, str]) -> Effect | None
 
 
 def effect_line(summary: pd.DataFrame, ratio: tuple[str, str]) -> str | None:
-    """`judge_effect` in one line, with the narrow window's medians too, so a reader sees both;
-    None when there is nothing to judge by."""
+    """`judge_effect` in one line (`effect_text`); None when there is nothing to judge by."""
     e = judge_effect(summary, ratio)
-    if e is None:
-        return None
+    return None if e is None else effect_text(e)
+
+
+def effect_text(e: Effect) -> str:
+    """An `Effect` in one line, with the narrow window's medians too, so a reader sees both."""
     rewritten = ", ".join(f"{v} {ms:,.0f} ms" for v, ms in e.at_wide.items() if v != e.base)
     narrow_ms = " and ".join(f"{ms:,.0f}" for ms in e.at_narrow.values())
     return (

@@ -17,7 +17,7 @@ import pandas as pd
 
 from icelab.analysis import shape_catalogue
 from icelab.core.runs import Run, find_runs
-from icelab.experiments.planning import effect_line, judge_effect
+from icelab.experiments.planning import effect_text, judge_effect
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import commit_state, minutes_between, provenance, reference_run, run_minutes
 
@@ -82,7 +82,7 @@ def fresh_run(run: Run) -> dict[str, Any]:
         raise LookupError(f"manifest_8mb run {run.run_id} did not build its dataset")
     meta, env = run.meta(), run.env()
     dataset = run.config()["dataset"]
-    summary = pd.read_csv(run.path / "summary.csv")
+    effect = judge_effect(pd.read_csv(run.path / "summary.csv"), tuple(meta["ratio"]))
     return {
         "run": run.run_id,
         "commit": commit_state(run),
@@ -92,8 +92,8 @@ def fresh_run(run: Run) -> dict[str, Any]:
         "setup": minutes_between(meta["process_started_utc"], meta["started_utc"]),
         "measuring": minutes_between(meta["started_utc"], meta["finished_utc"]),
         "total": run_minutes(run),
-        "effect": judge_effect(summary, tuple(meta["ratio"])),
-        "effect_line": effect_line(summary, tuple(meta["ratio"])),
+        "effect": effect,
+        "effect_line": effect_text(effect) if effect else None,
     }
 
 
