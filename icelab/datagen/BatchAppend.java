@@ -43,7 +43,8 @@ public final class BatchAppend {
    *
    * @param table the Iceberg table
    * @param conf Hadoop settings to read the files' footers with
-   * @param files one line per file: path TAB partition path
+   * @param files one line per file: path TAB partition path, then, for a file on an object store,
+   *     TAB a local file holding its footer TAB its size in bytes
    * @param summary snapshot summary properties, key=value per line (may be empty)
    * @return the new snapshot's id
    */
@@ -61,7 +62,11 @@ public final class BatchAppend {
       }
       String[] parts = line.split("\t");
       Path path = new Path(parts[0]);
-      HadoopInputFile input = HadoopInputFile.fromPath(path, conf);
+      // A file on an object store comes with a local copy of its footer and its size: reading
+      // them back from the store cost a HEAD and two ranged GETs per file.
+      boolean copied = parts.length > 3;
+      HadoopInputFile input = HadoopInputFile.fromPath(copied ? new Path(parts[2]) : path, conf);
+      long size = copied ? Long.parseLong(parts[3]) : input.getLength();
       ParquetMetadata footer;
       try (ParquetFileReader reader = ParquetFileReader.open(input, options)) {
         footer = reader.getFooter();
@@ -72,7 +77,7 @@ public final class BatchAppend {
           DataFiles.builder(table.spec())
               .withPath(path.toString())
               .withFormat(FileFormat.PARQUET)
-              .withFileSizeInBytes(input.getLength())
+              .withFileSizeInBytes(size)
               .withPartitionPath(parts[1])
               .withMetrics(metrics)
               .withSplitOffsets(ParquetUtil.getSplitOffsets(footer))

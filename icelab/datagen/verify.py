@@ -130,22 +130,30 @@ DUCKDB_MEMORY = "3GB"
 
 DUCKDB_HTTP_RETRIES = 1
 DUCKDB_HTTP_TIMEOUT_S = 10
+# DuckDB's threads over an object store: a thread there mostly waits for the store's answers,
+# so more threads than cores keep more requests in flight.
+DUCKDB_STORE_THREADS = 8
 
 
-def duckdb_connection(threads: int = 2, memory_limit: str = DUCKDB_MEMORY) -> duckdb.DuckDBPyConnection:
+def duckdb_connection(
+    threads: int | None = None, memory_limit: str = DUCKDB_MEMORY
+) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the avro and iceberg extensions loaded (avro first), and with
     httpfs and the store's S3 secret while an object store is open (it reads `s3://` there).
+    Its threads: `threads`, else 2 on local disk and `DUCKDB_STORE_THREADS` on a store.
 
     DuckDB's default limit (80% of RAM) would take what the Spark driver holds: over
     tens of thousands of files its memory grows with the file count, so it is capped.
     """
+    store = object_store.active()
+    if threads is None:
+        threads = 2 if store is None else DUCKDB_STORE_THREADS
     con = duckdb.connect()
     con.execute(f"SET threads = {threads}")
     con.execute(f"SET memory_limit = '{memory_limit}'")
     con.execute("SET preserve_insertion_order = false")
     for name in ("avro", "iceberg"):
         con.execute(f"LOAD '{_extension(name)}'")
-    store = object_store.active()
     if store is not None:
         con.execute(f"LOAD '{_extension('httpfs')}'")
         con.execute(store.duckdb_secret())

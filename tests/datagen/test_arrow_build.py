@@ -10,6 +10,8 @@ import pytest
 
 from icelab.core import storage
 from icelab.core.config import dataset_config
+from icelab.core.iceberg import load_table
+from icelab.datagen.arrow_ingest import appender, footer_copy
 from icelab.datagen.build import Built, ensure
 from icelab.datagen.dataset import ARROW_BYTES, Dataset
 
@@ -121,3 +123,48 @@ def test_the_files_are_the_bytes_the_dataset_hash_names(ctx, arrow_tiny):
     assert digest == ARROW_BYTES, (
         f"the arrow builder's files changed: set ARROW_BYTES = {digest!r} in icelab/datagen/dataset.py"
     )
+
+
+def _added(jvm, table, snapshot) -> dict[str, tuple]:
+    """Each file a snapshot added, by path: its size, rows and every metric of its entry."""
+    to_bytes = jvm.org.apache.iceberg.util.ByteBuffers.toByteArray
+
+    def plain(metric, convert=lambda v: v) -> list | None:
+        return None if metric is None else sorted((int(k), convert(v)) for k, v in metric.items())
+
+    out = {}
+    files = snapshot.addedDataFiles(table.io()).iterator()
+    while files.hasNext():
+        f = files.next()
+        out[str(f.path())] = (
+            f.recordCount(),
+            f.fileSizeInBytes(),
+            *(plain(m) for m in (f.columnSizes(), f.valueCounts(), f.nullValueCounts(), f.nanValueCounts())),
+            plain(f.lowerBounds(), lambda v: bytes(to_bytes(v))),
+            plain(f.upperBounds(), lambda v: bytes(to_bytes(v))),
+            list(f.splitOffsets()),
+        )
+    return out
+
+
+def test_a_commit_from_footer_copies_gives_each_file_its_own_entry(ctx, arrow_tiny, tmp_path):
+    # On an object store the driver commits from local copies of the footers (and the sizes the
+    # workers sent), not from the files: the entries must be the ones the files themselves give.
+    jvm = ctx.spark._jvm
+    source = load_table(ctx.spark, arrow_tiny.dataset.iceberg_table)
+    first = source.snapshots().iterator().next()
+    theirs = _added(jvm, source, first)
+    field = str(source.spec().fields().get(0).name())
+    day = {r.file_path: r.day for r in _files(ctx, arrow_tiny).collect()}
+    lines = []
+    for n, path in enumerate(theirs):
+        data = Path(storage.local_path(path)).read_bytes()
+        footer_copy(data, tmp_path / f"{n}.footer")
+        lines.append(f"{path}\t{field}={day[path]}\t{tmp_path / f'{n}.footer'}\t{len(data)}")
+    tables = jvm.org.apache.iceberg.hadoop.HadoopTables(ctx.spark._jsc.hadoopConfiguration())
+    copy = tables.create(source.schema(), source.spec(), source.properties(), str(tmp_path / "copy"))
+    appender(ctx.spark, copy, ctx.engine.iceberg_jar)(lines, "")
+    copy.refresh()
+    mine = _added(jvm, copy, copy.currentSnapshot())
+    assert len(mine) == len(theirs) > 1
+    assert [p for p in theirs if mine[p] != theirs[p]] == []
