@@ -130,6 +130,16 @@ def test_a_build_on_the_store_is_put_beside_its_local_build(tmp_path: Path):
     text = dataset.builds(tmp_path / "results")
     assert f"**1.75 times** its local build's {local_wall:,.1f} s (`medium-arrow`)" in text
     assert _row(text, "`medium-arrow-store`")[2] == "object"
+    # Another local build of the dataset, stored later under another case: the store build stays
+    # beside its namesake, the build of its own sitting.
+    shutil.copytree(builds / "medium-arrow", builds / "medium-arrow-z")
+    (again,) = (builds / "medium-arrow-z" / "datagen").iterdir()
+    later = json.loads((again / "summary.json").read_text())
+    later["dataset"]["build_wall_s"] = local_wall * 2
+    (again / "summary.json").write_text(json.dumps(later))
+    assert f"**1.75 times** its local build's {local_wall:,.1f} s (`medium-arrow`)" in dataset.builds(
+        tmp_path / "results"
+    )
 
 
 def _bound_runs(results: Path) -> list[Path]:

@@ -165,13 +165,17 @@ def builds(results: Path) -> str:
                 "provenance": "; ".join(provenance(r) for r in runs),
             }
         )
+    # The same dataset built on the store and on local disk: what the store costs the build. A
+    # store case `<case>-store` is put beside the local case `<case>` (built in the same sitting),
+    # else beside the last local case of its dataset.
     local = {c["dataset"]: c for c in cases if c["storage"] == "local"}
-    # The same dataset built on the store and on local disk: what the store costs the build.
-    on_store = [
-        {"store": c, "local": local[c["dataset"]], "ratio": c["median"] / local[c["dataset"]]["median"]}
-        for c in cases
-        if c["storage"] != "local" and c["dataset"] in local
-    ]
+    by_name = {c["case"]: c for c in cases if c["storage"] == "local"}
+    on_store = []
+    for c in cases:
+        namesake = by_name.get(c["case"].removesuffix("-store"))
+        beside = namesake if namesake and namesake["dataset"] == c["dataset"] else local.get(c["dataset"])
+        if c["storage"] != "local" and beside:
+            on_store.append({"store": c, "local": beside, "ratio": c["median"] / beside["median"]})
     return render("dataset/builds.md.j2", cases=cases, on_store=on_store)
 
 
