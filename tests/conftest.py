@@ -33,6 +33,31 @@ SPARK_MODULES = (
     "test_copy.py",
 )
 
+# The modules that take longest, longest first (`--durations=0`, summed per module), handed out
+# first (`--no-loadscope-reorder`: xdist's loadfile otherwise hands out the modules with the
+# most tests first). A long module handed out last kept one worker busy while the other had
+# nothing left: the single test of test_run_deadline.py, mostly waiting out its deadline, ran
+# last and the suite's last minute had one core idle.
+LONGEST = (
+    "tests/core/test_object_store.py",
+    "tests/datagen/test_metadata.py",
+    "tests/datagen/test_metadata_shapes.py",
+    "tests/test_reliability.py",
+    "tests/core/test_run_deadline.py",
+    "tests/tools/test_doctor.py",
+    "tests/core/test_cluster.py",
+    "tests/experiments/test_doctor_catalogue.py",
+    "tests/health/test_shapes.py",
+    "tests/datagen/test_arrow_build.py",
+    "tests/tools/test_doctor_journal.py",
+    "tests/experiments/test_snapshot_expiry.py",
+    "tests/datagen/test_generate.py",
+    "tests/experiments/test_schema_evolution.py",
+    "tests/tools/test_doctor_fixed_point.py",
+    "tests/experiments/test_canonical.py",
+    "tests/datagen/test_dataset.py",
+)
+
 
 TRAINER = pytest.StashKey[jvm_archive.Trainer]()
 
@@ -60,10 +85,13 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  #
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that starts a JVM `spark` (it uses the session, `ctx` and every fixture
-    built on it, or runs Spark in a child process; `make test-fast` runs the rest)."""
+    built on it, or runs Spark in a child process; `make test-fast` runs the rest), and put the
+    LONGEST modules first, in that order (the rest keep their collection order)."""
     for item in items:
         if "ctx" in getattr(item, "fixturenames", ()) or item.path.name in SPARK_MODULES:
             item.add_marker(pytest.mark.spark)
+    rank = {name: i for i, name in enumerate(LONGEST)}
+    items.sort(key=lambda item: rank.get(item.path.relative_to(REPO).as_posix(), len(rank)))
 
 
 CONF = REPO / "conf"
