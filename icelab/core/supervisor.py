@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -164,9 +165,33 @@ def driver() -> dict[str, Any]:
 # -- ports on loopback -------------------------------------------------------------------------
 
 
+EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_PORT = 10000  # below: ports other services are configured to use
+
+
+def ephemeral_ports() -> range:
+    """The kernel's range for the local end of outgoing connections (Linux's default if unread)."""
+    try:
+        low, high = map(int, EPHEMERAL.read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
 def free_port() -> int:
-    """A port nobody listens on at 127.0.0.1 right now (the kernel's choice)."""
-    with socket.socket() as sock:
+    """A port nobody uses at 127.0.0.1 right now, below the kernel's ephemeral range.
+
+    A daemon binds the port a moment after it is chosen. A port of the ephemeral range can be
+    taken in between by any outgoing connection (radosgw then exits: "failed to bind address ...
+    Address already in use"); below the range only a deliberate bind can take it.
+    """
+    chooser = random.SystemRandom()  # the global generator may be seeded by a run
+    below = range(LOWEST_PORT, ephemeral_ports().start)
+    for _ in range(100 if below else 0):
+        port = chooser.choice(below)
+        if not port_taken(port):
+            return port
+    with socket.socket() as sock:  # no room below the range: the kernel's choice
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
 

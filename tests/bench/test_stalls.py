@@ -130,5 +130,8 @@ def test_a_garbage_collection_storm_is_marked_gc(ctx, tiny, monkeypatch):
     cases = [_case(tiny, "parquet")]
     run_rounds(ctx.spark, cases, protocol(warmups=0, repetitions=3), keep, lambda: None, False)
     stormed = [r for r in rows if stalls.reasons(r)]
-    assert [(r["repetition"], stalls.reasons(r)) for r in stormed] == [(1, ["gc"])], rows
+    assert [r["repetition"] for r in stormed] == [1], rows
+    # On a loaded machine a stall clock of the same row can also reach STALL_MS while the JVM
+    # collects, and marks it `stall` too (seen once, with six test workers on 2 cores).
+    assert "gc" in stalls.reasons(stormed[0]), rows
     assert [r["repetition"] for r in rows if r["retake"] == 1] == [1]
