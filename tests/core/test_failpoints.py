@@ -8,16 +8,21 @@ import subprocess
 
 from icelab.core import failpoints
 
+# How long a SIGKILLed child may take to end. In one CI run, beside three busy test workers, a
+# `sleep` just started and killed had not ended 10 s later (why, not found). The `sleep` outlives
+# this bound, so a kill that never comes still fails.
+KILLED_S = 120
+
 
 def test_a_kill_at_a_program_kills_that_child_and_not_the_run(monkeypatch):
-    target = subprocess.Popen(["sleep", "60"])
+    target = subprocess.Popen(["sleep", "600"])
     other = subprocess.Popen(["tail", "-f", "/dev/null"])
     try:
         monkeypatch.setenv(failpoints.ENV, "test.outage:2@sleep")
         failpoints.point("test.outage")  # the first arrival: not the chosen one
         assert target.poll() is None
         failpoints.point("test.outage")
-        assert target.wait(timeout=10) == -signal.SIGKILL
+        assert target.wait(timeout=KILLED_S) == -signal.SIGKILL
         assert other.poll() is None  # only the named program
     finally:
         for proc in (target, other):
@@ -26,16 +31,16 @@ def test_a_kill_at_a_program_kills_that_child_and_not_the_run(monkeypatch):
 
 
 def test_a_kill_at_several_arrivals_kills_at_each(monkeypatch):
-    procs = [subprocess.Popen(["sleep", "60"])]
+    procs = [subprocess.Popen(["sleep", "600"])]
     try:
         monkeypatch.setenv(failpoints.ENV, "test.losses:1,3@sleep")
         failpoints.point("test.losses")
-        assert procs[0].wait(timeout=10) == -signal.SIGKILL
-        procs.append(subprocess.Popen(["sleep", "60"]))
+        assert procs[0].wait(timeout=KILLED_S) == -signal.SIGKILL
+        procs.append(subprocess.Popen(["sleep", "600"]))
         failpoints.point("test.losses")  # the second arrival: not chosen
         assert procs[1].poll() is None
         failpoints.point("test.losses")
-        assert procs[1].wait(timeout=10) == -signal.SIGKILL
+        assert procs[1].wait(timeout=KILLED_S) == -signal.SIGKILL
     finally:
         for proc in procs:
             proc.kill()
