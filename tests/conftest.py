@@ -85,13 +85,21 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  #
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that starts a JVM `spark` (it uses the session, `ctx` and every fixture
-    built on it, or runs Spark in a child process; `make test-fast` runs the rest), and put the
-    LONGEST modules first, in that order (the rest keep their collection order)."""
+    built on it, or runs Spark in a child process; `make test-fast` runs the rest). Then order
+    the modules: those that start no JVM first, while the class archive is being written (a JVM
+    started before it is ready runs without it, and the workers' sessions live all suite long);
+    within each group the LONGEST first, in that order, the rest in collection order."""
     for item in items:
         if "ctx" in getattr(item, "fixturenames", ()) or item.path.name in SPARK_MODULES:
             item.add_marker(pytest.mark.spark)
     rank = {name: i for i, name in enumerate(LONGEST)}
-    items.sort(key=lambda item: rank.get(item.path.relative_to(REPO).as_posix(), len(rank)))
+    jvm_modules = {item.path for item in items if item.get_closest_marker("spark")}
+    items.sort(
+        key=lambda item: (
+            item.path in jvm_modules,
+            rank.get(item.path.relative_to(REPO).as_posix(), len(rank)),
+        )
+    )
 
 
 CONF = REPO / "conf"
