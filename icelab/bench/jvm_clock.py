@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -34,20 +36,31 @@ class _PythonPauses:
 
 
 _python_pauses: _PythonPauses | None = None
-_jvm_pauses: dict[int, Any] = {}  # per driver JVM (its py4j gateway's id): Hadoop's monitor
+# Per driver JVM, keyed by its py4j gateway object itself: Hadoop's monitor. Not by id(gateway):
+# once a fresh_jvm run dropped the old gateway, a new one allocated at its address got the dead
+# JVM's monitor, and the next measurement failed ("Answer from Java side is empty").
+_jvm_pauses: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _cached(gateway: Any, start: Callable[[], Any]) -> Any:
+    """The monitor of `gateway`'s JVM, `start()`ed on the first call for that gateway object."""
+    if gateway not in _jvm_pauses:
+        _jvm_pauses[gateway] = start()
+    return _jvm_pauses[gateway]
 
 
 def _jvm_pause_monitor(spark: SparkSession) -> Any:
     """Hadoop's JvmPauseMonitor in the driver JVM, started once per JVM: a thread that sleeps
     500 ms and adds up its oversleeps beyond 1 s (`getTotalGcExtraSleepTime`, milliseconds)."""
     gateway = spark.sparkContext._gateway
-    key = id(gateway)
-    if key not in _jvm_pauses:
+
+    def start() -> Any:
         monitor = gateway.jvm.org.apache.hadoop.util.JvmPauseMonitor()
         monitor.init(spark.sparkContext._jsc.hadoopConfiguration())
         monitor.start()
-        _jvm_pauses[key] = monitor
-    return _jvm_pauses[key]
+        return monitor
+
+    return _cached(gateway, start)
 
 
 class JvmClock:
