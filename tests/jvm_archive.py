@@ -8,8 +8,9 @@ either way: the archive holds class metadata, not behaviour.
 The archive is written once per Java, PySpark and Iceberg jar, by a training run (the micro smoke
 benchmark) the pytest controller starts in the background; JVMs launched before it is ready run
 without it. It is written under a temporary name and renamed when its JVM has exited, because a
-JVM given a truncated archive crashes; a missing one is ignored. An archive whose class path
-differs from a JVM's (storage=object adds the S3A jars) is ignored by that JVM.
+JVM given a truncated archive crashes; a missing one is ignored. An archive whose class path is
+not a prefix of a JVM's is ignored by that JVM: the S3A jars of storage=object come through
+`spark.jars` (Spark's own class loader) so that the store's JVMs keep the archive.
 """
 
 from __future__ import annotations
