@@ -285,7 +285,7 @@ def visit(
     is undecided (`gain.decided`); the advice rests on those plans."""
     meta = read(spark, source, jtable, policy.small_file_bytes, jar_name, snapshot_id)
     health = examine(meta, state, source.describe(), policy, model, copy=source.copy)
-    written = written_sizes(spark, jtable, meta.format_version, meta.current_snapshot_id)
+    written = written_sizes(spark, jtable, meta.format_version, meta.current_snapshot_id, jar_name=jar_name)
     found = Visit(source, meta, health, advise(health, meta, source, model, target, written), written)
     fixed = fixed_window(health.windows)
     if fixed is not None and measure_plans > 0:

@@ -7,6 +7,10 @@ table the bytes per entry were 544 before a rewrite and 114 after it, so a targe
 bytes before gave 12 manifests where about 3 were meant. Writing a sample measures what the
 rewrite will write: a manifest of one entry gives the fixed part (the header with the table's
 schema and spec), one of the sample's entries gives the bytes each entry adds.
+
+WrittenSizes.java takes the same sample and makes the same writes in one call in the driver's JVM;
+through py4j, the sample cost about 1,350 calls a table (one per entry read, copied and written).
+A driver without javac takes the py4j path; tests/health/test_manifest_bytes.py holds them equal.
 """
 
 from __future__ import annotations
@@ -15,7 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from icelab.core import javac
+from icelab.core.errors import UserError
 from icelab.health.rewrite import Sizes
+
+SOURCE = Path(__file__).with_name("WrittenSizes.java")
 
 # Live entries written for the sample: enough for several compressed Avro blocks, few enough that
 # reading them through py4j takes a second or so; taken from at most MANIFESTS manifests spread over
@@ -38,13 +46,72 @@ def _write(jvm: Any, version: int, spec: Any, files: list[tuple[Any, int]], path
     return int(writer.length())
 
 
+def _line(one: int, many: int, entries: int) -> Sizes:
+    """The line through a manifest of one entry (`one` bytes) and one of `entries` (`many`)."""
+    per_entry = (many - one) / (entries - 1)
+    return Sizes(max(one - per_entry, 0.0), max(per_entry, 1.0))
+
+
 def written_sizes(
-    spark: Any, jtable: Any, version: int | None, snapshot_id: int | None, limit: int = SAMPLE
+    spark: Any,
+    jtable: Any,
+    version: int | None,
+    snapshot_id: int | None,
+    limit: int = SAMPLE,
+    jar_name: str | None = None,
 ) -> Sizes | None:
     """The line `overhead + per_entry x entries` of the manifests a rewrite of the default spec's
     data manifests at `snapshot_id` would write, from a sample of up to `limit` of their live
-    entries; None when there are fewer than two live entries (the caller keeps the table's own line)."""
-    snapshot = jtable.snapshot(snapshot_id) if snapshot_id is not None else None
+    entries; None when there are fewer than two live entries (the caller keeps the table's own line).
+    With the Iceberg runtime jar named (`jar_name`), in one call to WrittenSizes.java, unless javac
+    is missing; else through py4j."""
+    if snapshot_id is None:
+        return None
+    if jar_name is not None:
+        try:
+            return written_in_jvm(spark, jtable, version or 2, snapshot_id, limit, jar_name)
+        except UserError:  # no javac on this driver: the same sample through py4j
+            pass
+    return written_by_py4j(spark, jtable, version or 2, snapshot_id, limit)
+
+
+def written_in_jvm(
+    spark: Any, jtable: Any, version: int, snapshot_id: int, limit: int, jar_name: str
+) -> Sizes | None:
+    """`written_sizes` by WrittenSizes.java, in one call.
+
+    Raises:
+        UserError: javac is missing or fails.
+    """
+    gateway = spark.sparkContext._gateway
+    jvm = gateway.jvm
+    classes = javac.compiled([SOURCE], "icelab.health", "doctor's manifest bytes", jar_name)
+    cls = javac.load_class(gateway, classes, jtable, "icelab.health.WrittenSizes")
+    call = javac.static_method(
+        gateway,
+        cls,
+        "sizes",
+        "org.apache.iceberg.Table",
+        "java.lang.Long",
+        "java.lang.Integer",
+        "java.lang.Integer",
+        "java.lang.Integer",
+        "java.lang.String",
+    )
+    with tempfile.TemporaryDirectory(prefix="icelab-manifest-bytes-") as tmp:
+        # A Python int may arrive as an Integer, which the Long parameter refuses.
+        text = str(
+            call(jtable, jvm.java.lang.Long.valueOf(str(snapshot_id)), version, limit, MANIFESTS, tmp) or ""
+        )
+    if not text:
+        return None
+    one, many, entries = map(int, text.split())
+    return _line(one, many, entries)
+
+
+def written_by_py4j(spark: Any, jtable: Any, version: int, snapshot_id: int, limit: int) -> Sizes | None:
+    """`written_sizes` through py4j, a call per entry read, copied and written."""
+    snapshot = jtable.snapshot(snapshot_id)
     if snapshot is None:
         return None
     jvm = spark.sparkContext._jvm
@@ -70,7 +137,6 @@ def written_sizes(
     # A rewrite clusters entries by partition; neighbours alike compress alike.
     files.sort(key=lambda fs: str(fs[0].partition().toString()))
     with tempfile.TemporaryDirectory(prefix="icelab-manifest-bytes-") as tmp:
-        one = _write(jvm, version or 2, spec, files[:1], Path(tmp) / "one.avro")
-        many = _write(jvm, version or 2, spec, files, Path(tmp) / "many.avro")
-    per_entry = (many - one) / (len(files) - 1)
-    return Sizes(max(one - per_entry, 0.0), max(per_entry, 1.0))
+        one = _write(jvm, version, spec, files[:1], Path(tmp) / "one.avro")
+        many = _write(jvm, version, spec, files, Path(tmp) / "many.avro")
+    return _line(one, many, len(files))
