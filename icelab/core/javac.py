@@ -92,3 +92,27 @@ def static_method(gateway: Any, cls: Any, name: str, *parameter_types: str) -> C
         return method.invoke(None, args)
 
     return call
+
+
+def compiled_method(
+    gateway: Any,
+    sources: Sequence[Path],
+    name: str,
+    jar_name: str | None,
+    beside: Any,
+    method: str,
+    *parameter_types: str,
+) -> Callable[..., Any]:
+    """The static `method` of `sources`' first class (compiled now unless cached; `name` names
+    the cache and the error), loaded beside the JVM object `beside`, as a Python call.
+
+    Raises:
+        UserError: when javac is missing or fails.
+    """
+    first = sources[0]
+    package = next(
+        line.split()[1].rstrip(";") for line in first.read_text().splitlines() if line.startswith("package ")
+    )
+    classes = compiled(sources, package, name, jar_name)
+    cls = load_class(gateway, classes, beside, f"{package}.{first.stem}")
+    return static_method(gateway, cls, method, *parameter_types)

@@ -295,12 +295,12 @@ def _store_endpoint() -> s3.Endpoint | None:
 
 def appender(spark: SparkSession, jtable: Any, jar_name: str) -> Callable[[list[str], str], None]:
     """`BatchAppend.append` on this table, loaded beside the table's Iceberg classes."""
-    classes = javac.compiled([SOURCE], "icelab.datagen", "Iceberg batch appender", jar_name)
-    gateway = spark.sparkContext._gateway
-    cls = javac.load_class(gateway, classes, jtable, "icelab.datagen.BatchAppend")
-    method = javac.static_method(
-        gateway,
-        cls,
+    method = javac.compiled_method(
+        spark.sparkContext._gateway,
+        [SOURCE],
+        "Iceberg batch appender",
+        jar_name,
+        jtable,
         "append",
         "org.apache.iceberg.Table",
         "org.apache.hadoop.conf.Configuration",

@@ -85,11 +85,12 @@ def written_in_jvm(
     """
     gateway = spark.sparkContext._gateway
     jvm = gateway.jvm
-    classes = javac.compiled([SOURCE], "icelab.health", "doctor's manifest bytes", jar_name)
-    cls = javac.load_class(gateway, classes, jtable, "icelab.health.WrittenSizes")
-    call = javac.static_method(
+    call = javac.compiled_method(
         gateway,
-        cls,
+        [SOURCE],
+        "doctor's manifest bytes",
+        jar_name,
+        jtable,
         "sizes",
         "org.apache.iceberg.Table",
         "java.lang.Long",
