@@ -8,6 +8,11 @@ A build generates its rows, writes each format's files and reads every file once
   writes it (codec, dictionary, statistics, page index);
 - the bytes: writing (or reading) the whole batch as one file, in MB per second.
 
+A file's fixed cost is split once more: its pages (one data page per column of a one-row file,
+and each dictionary page) each pass through the codec, and a codec call on a few bytes is
+timed. zstd sets up a new context for each page; on a virtual machine that set-up can cost more
+than the page itself (docs/dataset.md, "What this machine allows a build").
+
 The bound is their sum over the build's files and bytes, divided by the cores. It leaves out
 what is not the hardware's: Iceberg's commits, Spark's and DuckDB's own overheads, the checksum.
 The build's wall time over the bound says how far a build is from what the machine allows.
@@ -25,11 +30,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from icelab.datagen.arrow_events import arrow_schema, batch_arrays
-from icelab.datagen.arrow_ingest import Target, by_day, write_file
+from icelab.datagen.arrow_ingest import CODECS, Target, by_day, write_file
 from icelab.datagen.dataset import Dataset
 
 # One-row files written and read to time a file's fixed cost: enough for a stable median.
 SMALL_FILES = 25
+# Codec calls on a page of a few bytes, timed for the codec's fixed cost per page.
+CODEC_CALLS = 2000
+TINY_PAGE = bytes(range(64))
 
 
 def _timed(step: Callable[[], Any], times: int) -> float:
@@ -48,6 +56,30 @@ def _written(table: pa.Table, target: Target, compression: str) -> pa.Buffer:
     return sink.getvalue()
 
 
+def pages(file: pa.Buffer) -> int:
+    """The pages of a one-row Parquet file that pass through its codec: each column chunk's
+    data page (one row: one page) and its dictionary page, if it has one."""
+    meta = pq.ParquetFile(pa.BufferReader(file)).metadata
+    groups = [meta.row_group(g) for g in range(meta.num_row_groups)]
+    chunks = [group.column(c) for group in groups for c in range(meta.num_columns)]
+    return sum(1 + bool(chunk.has_dictionary_page) for chunk in chunks)
+
+
+def codec_call_us(compression: str) -> tuple[float, float]:
+    """Median microseconds of one compress and one decompress call on a page of a few bytes, as
+    the arrow builder's codec is set (0 for uncompressed): the codec's fixed cost per page."""
+    name, level = CODECS[compression]
+    if name == "none":
+        return 0.0, 0.0
+    codec = pa.Codec(name, level)
+    page = pa.py_buffer(TINY_PAGE)
+    packed = codec.compress(page)
+    return (
+        1e6 * _timed(lambda: codec.compress(page), CODEC_CALLS),
+        1e6 * _timed(lambda: codec.decompress(packed, len(TINY_PAGE)), CODEC_CALLS),
+    )
+
+
 def floors(dataset: Dataset, spark_schema: Any) -> dict[str, float]:
     """This machine's floors on the dataset's first batch, written to and read from memory."""
     ds = dataset.config
@@ -60,6 +92,7 @@ def floors(dataset: Dataset, spark_schema: Any) -> dict[str, float]:
     one_row = batch.slice(0, 1)
     whole = _written(batch, target, ds.compression)
     small = _written(one_row, target, ds.compression)
+    compress_us, decompress_us = codec_call_us(ds.compression)
     return {
         "batch_rows": len(batch),
         "generate_batch_s": generate_s,
@@ -67,6 +100,9 @@ def floors(dataset: Dataset, spark_schema: Any) -> dict[str, float]:
         "read_file_ms": 1e3 * _timed(lambda: pq.read_table(pa.BufferReader(small)), SMALL_FILES),
         "write_mb_per_s": whole.size / 1e6 / _timed(lambda: _written(batch, target, ds.compression), 3),
         "read_mb_per_s": whole.size / 1e6 / _timed(lambda: pq.read_table(pa.BufferReader(whole)), 3),
+        "pages_per_file": pages(small),
+        "compress_call_us": compress_us,
+        "decompress_call_us": decompress_us,
     }
 
 

@@ -68,9 +68,14 @@ def bound_line(b: dict[str, Any], build_wall_s: float | None) -> str:
     f = b["floors"]
     line = (
         f"  bound        {b['bound_s']:.1f} s = ({parts}) / {b['cores']} cores; a file "
-        f"{f['write_file_ms']:.2f} ms to write, {f['read_file_ms']:.2f} ms to read; "
-        f"{f['write_mb_per_s']:.0f} MB/s written, {f['read_mb_per_s']:.0f} MB/s read"
+        f"{f['write_file_ms']:.2f} ms to write, {f['read_file_ms']:.2f} ms to read"
     )
+    if f.get("pages_per_file"):
+        line += (
+            f" ({f['pages_per_file']} pages, each {f['compress_call_us']:.1f} us compressed and "
+            f"{f['decompress_call_us']:.1f} us decompressed as a page of a few bytes)"
+        )
+    line += f"; {f['write_mb_per_s']:.0f} MB/s written, {f['read_mb_per_s']:.0f} MB/s read"
     if build_wall_s:
         line += f"; this build {build_wall_s / b['bound_s']:.1f}x that"
     return line

@@ -3,8 +3,12 @@ every file and byte of both formats, written and read, over the cores."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow.parquet as pq
 import pytest
 
+from icelab.core import storage
 from icelab.datagen import bound as bound_module
 from icelab.datagen.bound import bound, floors
 from icelab.datagen.generate import generate_rows
@@ -40,3 +44,20 @@ def test_the_bound_counts_both_formats_written_and_read_over_the_cores(tiny, sch
     # One more core divides the same work further.
     monkeypatch.setattr(bound_module, "cores", lambda: 3)
     assert bound(tiny.dataset, schema, info)["bound_s"] == pytest.approx((generate + write + read) / 3)
+
+
+def test_a_file_is_counted_in_pages_through_the_codec(tiny, schema):
+    """A one-row file of the schema has one data page per column and a dictionary page for each
+    column but the booleans (which pyarrow never dictionary-encodes): read off a file the build
+    wrote, not off the one-row file the floors count."""
+    files = sorted(Path(storage.local_path(tiny.dataset.iceberg_uri)).rglob("*.parquet"))
+    meta = pq.ParquetFile(files[0]).metadata
+    columns = meta.num_columns
+    booleans = sum(meta.schema.column(i).physical_type == "BOOLEAN" for i in range(columns))
+    assert floors(tiny.dataset, schema)["pages_per_file"] == 2 * columns - booleans
+
+
+def test_the_codecs_fixed_cost_is_timed_for_the_datasets_codec():
+    assert bound_module.codec_call_us("uncompressed") == (0.0, 0.0)
+    compress_us, decompress_us = bound_module.codec_call_us("zstd")
+    assert compress_us > 0 and decompress_us > 0

@@ -50,3 +50,7 @@ def test_the_bound_line_sets_the_builds_wall_time_against_the_bound():
     assert line.startswith("  bound        20.0 s = (generate 10.0 + write 30.0) / 2 cores")
     assert line.endswith("; this build 3.5x that")
     assert "this build" not in datagen.bound_line(b, None)
+    assert "pages" not in line  # a bound stored before the codec's cost per page was measured
+    floors |= {"pages_per_file": 157, "compress_call_us": 13.08, "decompress_call_us": 12.2}
+    line = datagen.bound_line(b, 70.0)
+    assert "a file 2.50 ms to write, 3.00 ms to read (157 pages, each 13.1 us compressed and 12.2 us" in line
