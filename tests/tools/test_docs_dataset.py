@@ -175,3 +175,35 @@ def test_builds_without_a_bound_are_not_shown(tmp_path: Path):
         summary["bound"] = None
         (run / "summary.json").write_text(json.dumps(summary))
     assert dataset.bounds(tmp_path / "results").startswith("No build with its bound is stored")
+
+
+def test_a_files_pages_through_the_codec_are_set_against_its_cost_where_they_were_measured(tmp_path: Path):
+    shutil.copytree(
+        REPO / "results" / "reference" / "datagen", tmp_path / "results" / "reference" / "datagen"
+    )
+    results = tmp_path / "results"
+    runs = [
+        r
+        for r in _bound_runs(results)
+        if "pages_per_file" in json.loads((r / "summary.json").read_text())["bound"]["floors"]
+    ]
+    assert runs, "a stored bound timed the codec's calls"
+    run = runs[0]
+    summary = json.loads((run / "summary.json").read_text())
+    f, case = summary["bound"]["floors"], f"`{run.parents[1].name}`"
+    written = f["pages_per_file"] * f["compress_call_us"] / 1000
+    share = 100 * written / f["write_file_ms"]
+    text = dataset.bounds(results)
+    assert (
+        f"At {case}, a file's pages through the codec, one call each, take {written:.2f} ms of the " in text
+    )
+    assert f"a file costs to write ({share:.0f}%)" in text
+    # A bound stored before the codec was timed: a dash in its columns and no sentence.
+    del f["pages_per_file"]
+    (run / "summary.json").write_text(json.dumps(summary))
+    text = dataset.bounds(results)
+    floors_row = [line for line in text.splitlines() if line.startswith(f"| {case} |") and " ms | " in line][
+        -1
+    ]
+    assert floors_row.split(" | ")[3:6] == ["-", "-", "-"]
+    assert f"At {case}, a file's pages" not in text
