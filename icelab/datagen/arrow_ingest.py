@@ -5,9 +5,9 @@ JVM as one append (`BatchAppend.java`: one snapshot, one manifest, Iceberg's own
 Batches are generated and written by worker processes, two at a time on two cores; the driver
 commits them in batch order, so the snapshots follow the ingest order as Spark's ingest leaves it.
 The files are Parquet as Spark and Iceberg write it where it matters to a read: the dataset's
-codec at parquet-mr's level, one row group, dictionary pages, statistics and page indexes; field
-ids and the `iceberg.schema` footer key in Iceberg's files, Spark's schema footer key in the
-Parquet table's.
+codec at parquet-mr's level, one row group, dictionary pages where parquet-mr keeps them
+(`dictionaries`), statistics and page indexes; field ids and the `iceberg.schema` footer key in
+Iceberg's files, Spark's schema footer key in the Parquet table's.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from icelab.core.iceberg import load_table
 from icelab.core.object_store import s3
 from icelab.datagen.arrow_events import arrow_schema, batch_arrays
 from icelab.datagen.dataset import Dataset
+from icelab.datagen.dictionaries import dictionary_columns
 from icelab.datagen.generate import generate_rows
 from icelab.datagen.ingest import IngestTimes, create_iceberg_table
 
@@ -88,6 +89,8 @@ class Written:
     batch: int
     rows: int
     iceberg_lines: list[str] = field(default_factory=list)
+    # generate_s: the rows and their layout (by day, each format's types, the dictionaries);
+    # parquet_s, iceberg_write_s: each format's files written.
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -133,14 +136,16 @@ class Sink:
         if self.store is None:
             Path(path).mkdir(parents=True, exist_ok=True)
 
-    def write(self, path: str, table: pa.Table, target: Target, compression: str) -> bytes | None:
+    def write(
+        self, path: str, table: pa.Table, target: Target, compression: str, dictionary: list[str]
+    ) -> bytes | None:
         """Write one file (on the store: encode it and send it in the background); on the
         store, return its bytes (None on local disk). `wait` says when the store has them all."""
         if self.store is None:
-            write_file(path, table, target, compression)
+            write_file(path, table, target, compression, dictionary)
             return None
         buffer = pa.BufferOutputStream()
-        write_file(buffer, table, target, compression)
+        write_file(buffer, table, target, compression, dictionary)
         data = buffer.getvalue().to_pybytes()
         assert self._pool is not None
         self._sent.append(self._pool.submit(self._put, path, data))
@@ -183,14 +188,24 @@ def by_day(table: pa.Table) -> tuple[pa.Table, list[tuple[Any, int, int]]]:
     ]
 
 
-def write_file(where: str | pa.NativeFile, table: pa.Table, target: Target, compression: str) -> None:
+def write_file(
+    where: str | pa.NativeFile,
+    table: pa.Table,
+    target: Target,
+    compression: str,
+    dictionary: list[str] | None = None,
+) -> None:
+    """Write `table` as one file, one row group. `dictionary`: the columns written with a
+    dictionary, as parquet-mr would choose them (`dictionaries`); None: chosen on `table` here."""
     name, level = CODECS[compression]
+    if dictionary is None:
+        dictionary = dictionary_columns(table, [0])[0]
     with pq.ParquetWriter(
         where,
         target.schema.with_metadata(target.metadata),
         compression=name,
         compression_level=level,
-        use_dictionary=True,
+        use_dictionary=dictionary,
         write_statistics=True,
         write_page_index=True,
         store_schema=False,
@@ -207,13 +222,16 @@ def write_batch(job: Job, batch: int) -> Written:
 def _write_batch(job: Job, batch: int, sink: Sink) -> Written:
     t0 = time.perf_counter()
     table = batch_arrays(job.ds, batch, job.schema)
-    t1 = time.perf_counter()
     written = Written(batch, len(table))
     run = uuid.uuid4()
     table, days = by_day(table)
     # Cast once per batch: each file is then a slice of each format's table.
     for_parquet = table.drop_columns(["date"]).cast(job.parquet.schema)
     for_iceberg = table.cast(job.iceberg.schema)
+    # Both formats' files hold the same rows, so parquet-mr's choice is the same in both (the
+    # Parquet table's files have no `date` column).
+    dictionaries = dictionary_columns(for_iceberg, [lo for _, lo, _ in days])
+    t1 = time.perf_counter()
     parquet_s = iceberg_s = 0.0
     for n, (day, lo, count) in enumerate(days):
         label = str(day)  # numpy datetime64[D]: YYYY-MM-DD
@@ -221,13 +239,22 @@ def _write_batch(job: Job, batch: int, sink: Sink) -> Written:
         pq_dir = f"{job.parquet.root}/{job.parquet.partition_key}={label}"
         sink.mkdir(pq_dir)
         name = f"part-{n:05d}-{run}.c000.{job.ds.compression}.parquet"
-        sink.write(f"{pq_dir}/{name}", for_parquet.slice(lo, count), job.parquet, job.ds.compression)
+        dictionary = dictionaries[n]
+        sink.write(
+            f"{pq_dir}/{name}",
+            for_parquet.slice(lo, count),
+            job.parquet,
+            job.ds.compression,
+            [c for c in dictionary if c != "date"],
+        )
         b = time.perf_counter()
         partition = f"{job.iceberg.partition_key}={label}"
         ice_dir = f"{job.iceberg.root}/{partition}"
         sink.mkdir(ice_dir)
         name = f"{n:05d}-{batch}-{run}-0-00001.parquet"
-        data = sink.write(f"{ice_dir}/{name}", for_iceberg.slice(lo, count), job.iceberg, job.ds.compression)
+        data = sink.write(
+            f"{ice_dir}/{name}", for_iceberg.slice(lo, count), job.iceberg, job.ds.compression, dictionary
+        )
         line = f"{job.iceberg.uri}/{partition}/{name}\t{partition}"
         if data is not None and job.footers is not None:
             footer = Path(job.footers) / f"{name}.footer"

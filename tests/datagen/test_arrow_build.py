@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from icelab.core import storage
@@ -14,6 +15,7 @@ from icelab.core.iceberg import load_table
 from icelab.datagen.arrow_ingest import appender, footer_copy
 from icelab.datagen.build import Built, ensure
 from icelab.datagen.dataset import ARROW_BYTES, Dataset
+from icelab.datagen.dictionaries import dictionary_columns
 
 # Metrics that follow from the rows. Column sizes and split offsets follow from the bytes, which
 # pyarrow writes otherwise than parquet-mr (docs/dataset.md says so).
@@ -88,6 +90,46 @@ def test_the_metrics_icebergs_writer_gives_the_same_rows(ctx, spark_tiny, arrow_
     assert mine.keys() == theirs.keys()
     differ = [(k, m) for k in theirs for m in SAME_METRICS if theirs[k][m] != mine[k][m]]
     assert differ == []
+
+
+def _dictionary_pages(path: Path) -> frozenset[str]:
+    """The columns a file holds with a dictionary page."""
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    chunks = [group.column(c) for c in range(group.num_columns)]
+    return frozenset(c.path_in_schema for c in chunks if c.has_dictionary_page)
+
+
+def _parquet_files(built: Built) -> list[Path]:
+    return sorted(Path(storage.local_path(built.dataset.parquet_uri)).rglob("*.parquet"))
+
+
+def test_parquet_mrs_dictionary_rule_on_the_files_spark_wrote(ctx, spark_tiny):
+    # The rule the arrow builder follows, applied to each file Spark wrote (both tables' writers
+    # are parquet-mr), gives the columns that file holds with a dictionary page.
+    paths = [Path(storage.local_path(r.file_path)) for r in _files(ctx, spark_tiny).collect()]
+    paths += _parquet_files(spark_tiny)
+    differ = [p for p in paths if set(dictionary_columns(pq.read_table(p), [0])[0]) != _dictionary_pages(p)]
+    assert len(paths) == 2 * 272
+    assert differ == []
+
+
+def test_dictionary_pages_where_sparks_writers_keep_them(ctx, spark_tiny, arrow_tiny):
+    def iceberg(built: Built) -> dict:
+        rows = _files(ctx, built).collect()
+        return {(r.commit, r.day): _dictionary_pages(Path(storage.local_path(r.file_path))) for r in rows}
+
+    def parquet(built: Built) -> dict:
+        # The Parquet table's files carry no commit: each day's files, as a sorted list.
+        days: dict[str, list] = {}
+        for p in _parquet_files(built):
+            days.setdefault(p.parent.name, []).append(sorted(_dictionary_pages(p)))
+        return {day: sorted(pages) for day, pages in days.items()}
+
+    theirs, mine = iceberg(spark_tiny), iceberg(arrow_tiny)
+    assert mine.keys() == theirs.keys()
+    assert [k for k in theirs if mine[k] != theirs[k]] == []
+    assert len(set(theirs.values())) > 1  # the choice is each file's, not one list for all
+    assert parquet(arrow_tiny) == parquet(spark_tiny)
 
 
 def _sha256(path: Path) -> str:
