@@ -137,7 +137,12 @@ class Sink:
             Path(path).mkdir(parents=True, exist_ok=True)
 
     def write(
-        self, path: str, table: pa.Table, target: Target, compression: str, dictionary: list[str]
+        self,
+        path: str,
+        table: pa.Table,
+        target: Target,
+        compression: str,
+        dictionary: list[str] | None = None,
     ) -> bytes | None:
         """Write one file (on the store: encode it and send it in the background); on the
         store, return its bytes (None on local disk). `wait` says when the store has them all."""

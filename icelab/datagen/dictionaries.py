@@ -25,6 +25,9 @@ import pyarrow.compute as pc
 MAX_GROUPS = 63
 # A repeat this long is written as a run-length run instead of bit-packed.
 MIN_REPEAT = 8
+# Up to this many (file, value) pairs, a batch's distinct values per file are marked in a table
+# rather than hashed.
+PAIR_TABLE = 1 << 20
 
 
 def _plain_sizes(values: pa.Array) -> np.ndarray | int | None:
@@ -38,25 +41,27 @@ def _plain_sizes(values: pa.Array) -> np.ndarray | int | None:
     return t.bit_width // 8
 
 
-def leaves(array: pa.Array, path: str, rows: np.ndarray) -> Iterator[tuple[str, pa.Array, np.ndarray]]:
+def leaves(array: pa.Array, path: str, files: np.ndarray) -> Iterator[tuple[str, pa.Array, np.ndarray]]:
     """Each leaf column under `array`: its Parquet path, its non-null values in the order a writer
-    writes them, and the top-level row each value belongs to (`rows`: those of `array`'s slots)."""
+    writes them, and the file each value goes to (`files`: the file of each of `array`'s slots)."""
     t = array.type
     if pa.types.is_struct(t):
         for child, f in zip(array.flatten(), t, strict=True):
-            yield from leaves(child, f"{path}.{f.name}", rows)
+            yield from leaves(child, f"{path}.{f.name}", files)
     elif pa.types.is_map(t):
         as_list = array.cast(pa.list_(pa.field("key_value", pa.struct([t.key_field, t.item_field]))))
         entries = as_list.flatten()
-        inner = rows[pc.list_parent_indices(as_list).to_numpy()]
+        inner = files[pc.list_parent_indices(as_list).to_numpy()]
         for child, f in zip(entries.flatten(), entries.type, strict=True):
             yield from leaves(child, f"{path}.key_value.{f.name}", inner)
     elif pa.types.is_list(t):
-        inner = rows[pc.list_parent_indices(array).to_numpy()]
+        inner = files[pc.list_parent_indices(array).to_numpy()]
         yield from leaves(array.flatten(), f"{path}.list.{t.value_field.name}", inner)
     else:
-        valid = array.is_valid().to_numpy(zero_copy_only=False)
-        yield path, array.filter(pa.array(valid)), rows[valid]
+        if array.null_count == 0:
+            yield path, array, files
+        else:
+            yield path, pc.drop_null(array), files[array.is_valid().to_numpy(zero_copy_only=False)]
 
 
 def _varint_bytes(value: int) -> int:
@@ -107,14 +112,14 @@ def dictionary_columns(table: pa.Table, starts: Sequence[int]) -> list[list[str]
     """The columns parquet-mr would write with a dictionary in each file, the files being the
     table's row ranges that begin at `starts` (ascending, the first 0) and end where the next begins."""
     n_files = len(starts)
-    top = np.arange(table.num_rows)
+    files = np.repeat(np.arange(n_files), np.diff(np.r_[starts, table.num_rows]))
     chosen: list[list[str]] = [[] for _ in range(n_files)]
     for column, name in zip(table.columns, table.column_names, strict=True):
-        for path, values, rows in leaves(column.combine_chunks(), name, top):
+        for path, values, file in leaves(column.combine_chunks(), name, files):
             sizes = _plain_sizes(values)
             if sizes is None:
                 continue
-            for f in _satisfied(values, sizes, np.searchsorted(starts, rows, "right") - 1, n_files):
+            for f in _satisfied(values, sizes, file, n_files):
                 chosen[f].append(path)
     return chosen
 
@@ -124,28 +129,42 @@ def _satisfied(values: pa.Array, sizes: np.ndarray | int, file: np.ndarray, n_fi
     if len(values) == 0:
         return []  # no values, no dictionary: the rule's 1 byte is never below 0
     count = np.bincount(file, minlength=n_files)
-    plain = np.bincount(file, weights=np.broadcast_to(sizes, file.shape), minlength=n_files)
     encoded = pc.dictionary_encode(values)
+    k = len(encoded.dictionary)
+    if k == len(values):
+        return []  # no value repeats: each file's dictionary would be all its values again
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    keys = np.unique(file * (len(encoded.dictionary) + 1) + codes)
-    key_file, key_code = np.divmod(keys, len(encoded.dictionary) + 1)
+    # Each (file, value) pair once: marked in a table of all pairs while that is small.
+    pairs = file * k + codes
+    if n_files * k <= PAIR_TABLE:
+        seen = np.zeros(n_files * k, bool)
+        seen[pairs] = True
+        key_file, key_code = np.divmod(np.flatnonzero(seen), k)
+    else:
+        key_file, key_code = np.divmod(pc.unique(pa.array(pairs)).to_numpy(), k)
     distinct = np.bincount(key_file, minlength=n_files)
     if np.ndim(sizes):
-        per_code = np.zeros(len(encoded.dictionary), np.int64)
+        plain = np.bincount(file, weights=sizes, minlength=n_files)
+        per_code = np.zeros(k, np.int64)
         per_code[codes] = sizes
         dictionary = np.bincount(key_file, weights=per_code[key_code], minlength=n_files)
     else:
-        dictionary = distinct * sizes
-    # Runs of equal ids within a file; a run of 8 or more calls for the encoder's own walk.
-    starts = np.flatnonzero(np.r_[True, (codes[1:] != codes[:-1]) | (file[1:] != file[:-1])])
-    lengths = np.diff(np.r_[starts, len(codes)])
-    run_file = file[starts]
-    long_run = np.bincount(run_file, weights=lengths >= MIN_REPEAT, minlength=n_files) > 0
-    groups = -(-count // MIN_REPEAT)
+        plain, dictionary = count * sizes, distinct * sizes
     widths = np.ceil(np.log2(np.maximum(distinct, 1))).astype(np.int64)  # bits of the largest id
+    groups = -(-count // MIN_REPEAT)
+    # The ids' bytes if all are bit-packed: exact unless 8 or more equal ids follow each other.
     ids = groups * widths + -(-groups // MAX_GROUPS)
-    first_run = np.searchsorted(run_file, np.arange(n_files + 1))
-    for f in np.flatnonzero(long_run):
-        ids[f] = ids_bytes(lengths[first_run[f] : first_run[f + 1]].tolist(), int(widths[f]))
+    # With such runs the ids take at least nothing and at most the dearer of a packed group and a
+    # repeated run for every 8 ids; only a file the bounds leave undecided is walked.
+    dearest = np.maximum(widths + 1, 5 + (widths + 7) // 8)
+    undecided = (1 + dictionary < plain) & (1 + (groups + 1) * dearest + dictionary >= plain)
+    if undecided.any():
+        starts = np.flatnonzero(np.r_[True, (codes[1:] != codes[:-1]) | (file[1:] != file[:-1])])
+        lengths = np.diff(np.r_[starts, len(codes)])
+        run_file = file[starts]
+        long_run = np.bincount(run_file, weights=lengths >= MIN_REPEAT, minlength=n_files) > 0
+        first_run = np.searchsorted(run_file, np.arange(n_files + 1))
+        for f in np.flatnonzero(undecided & long_run):
+            ids[f] = ids_bytes(lengths[first_run[f] : first_run[f + 1]].tolist(), int(widths[f]))
     # The page's ids carry a one-byte bit width before them.
     return np.flatnonzero(1 + ids + dictionary < plain).tolist()

@@ -72,7 +72,7 @@ CASES = [
     ),
     pytest.param(
         ["paths.copy_from=/nonexistent-icelab-source"],
-        "paths.copy_from=/nonexistent-icelab-source: no finished dataset tiny-88c69e959376 there; build it "
+        "paths.copy_from=/nonexistent-icelab-source: no finished dataset tiny-dc6d30599f06 there; build it "
         "there first, or drop paths.copy_from to build here",
         id="copy-from-without-the-dataset",
     ),
