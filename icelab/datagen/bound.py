@@ -3,7 +3,7 @@
 A build generates its rows, writes each format's files and reads every file once to verify it
 (`verify.readers_per_day: 2`). Each part has a floor on this machine:
 
-- generation: numpy's time for one batch, times the commits;
+- generation: numpy's time for one batch (a median of a few), times the commits;
 - a file's fixed cost: writing (or reading) a one-row file of the schema, as the arrow builder
   writes it (codec, statistics, page index, a dictionary only where parquet-mr keeps one);
 - the bytes: writing (or reading) the whole batch as one file, in MB per second.
@@ -37,6 +37,8 @@ from icelab.datagen.dictionaries import dictionary_columns
 
 # One-row files written and read to time a file's fixed cost: enough for a stable median.
 SMALL_FILES = 25
+# Batches generated to time generation.
+GENERATIONS = 3
 # Codec calls on a page of a few bytes, timed for the codec's fixed cost per page.
 CODEC_CALLS = 2000
 TINY_PAGE = bytes(range(64))
@@ -86,9 +88,9 @@ def floors(dataset: Dataset, spark_schema: Any) -> dict[str, float]:
     """This machine's floors on the dataset's first batch, written to and read from memory."""
     ds = dataset.config
     schema = arrow_schema(spark_schema)
-    t0 = time.perf_counter()
     batch = batch_arrays(ds, 0, schema)
-    generate_s = time.perf_counter() - t0
+    # A median: one timing can catch a stall of the machine (docs/dataset.md, medium-dict-all).
+    generate_s = _timed(lambda: batch_arrays(ds, 0, schema), GENERATIONS)
     batch, _ = by_day(batch)
     target = Target("", "", schema, {}, "date")
     one_row = batch.slice(0, 1)

@@ -207,3 +207,28 @@ def test_a_files_pages_through_the_codec_are_set_against_its_cost_where_they_wer
     ]
     assert floors_row.split(" | ")[3:6] == ["-", "-", "-"]
     assert f"At {case}, a file's pages" not in text
+
+
+def test_a_pair_of_dictionary_builds_is_set_side_by_side(tmp_path: Path):
+    builds = tmp_path / "results" / "reference" / "datagen"
+    for kind in dataset.DICTIONARY_CASES:
+        shutil.copytree(
+            REPO / "results" / "reference" / "datagen" / f"medium-{kind}", builds / f"medium-{kind}"
+        )
+    results = tmp_path / "results"
+
+    def stored(kind: str) -> dict:
+        (run,) = (builds / f"medium-{kind}" / "datagen").iterdir()
+        return json.loads((run / "summary.json").read_text())["dataset"]
+
+    def mb(info: dict) -> float:
+        return (info["summary"]["parquet"]["bytes"] + info["summary"]["iceberg"]["bytes"]) / 1e6
+
+    every, rule = stored("dict-all"), stored("dict-rule")
+    text = dataset.dictionaries(results)
+    assert f"the files take {100 * (1 - mb(rule) / mb(every)):.1f}% fewer bytes" in text
+    assert f"({rule['build_wall_s'] / every['build_wall_s']:.2f} times)" in text
+    assert _row(text, "`medium-dict-rule`")[1] == "parquet-mr's rule"
+    # Half of a pair is no pair.
+    shutil.rmtree(builds / "medium-dict-all")
+    assert dataset.dictionaries(results).startswith("No pair of builds")

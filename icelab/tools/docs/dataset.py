@@ -199,6 +199,34 @@ def bounds(results: Path) -> str:
     return render("dataset/bound.md.j2", rows=rows)
 
 
+# A pair of stored builds of one size in one sitting: pyarrow's dictionary in every column
+# (`<size>-dict-all`, the builder before parquet-mr's rule) and parquet-mr's rule (`<size>-dict-rule`).
+DICTIONARY_CASES = ("dict-all", "dict-rule")
+
+
+def dictionaries(results: Path) -> str:
+    """The stored pairs of builds with a dictionary in every column and with parquet-mr's rule
+    (`icelab.datagen.dictionaries`): their bytes, build wall time, writes and verifying reads."""
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for case, run, summary in stored_builds(results):
+        size, _, kind = case.partition("-")
+        if kind in DICTIONARY_CASES:
+            info = summary["dataset"]
+            found.setdefault(size, {})[kind] = {
+                "case": case,
+                "dataset": f"{info['name']}-{info['hash']}",
+                "mb": (info["summary"]["parquet"]["bytes"] + info["summary"]["iceberg"]["bytes"]) / 1e6,
+                "wall": info["build_wall_s"],
+                "writes": info["ingest"]["seconds"]["total_s"],
+                "verify": sum(v for k, v in info["profile_s"].items() if k.startswith("verify")),
+                "provenance": provenance(run),
+            }
+    pairs = [(size, kinds) for size, kinds in sorted(found.items()) if set(kinds) == set(DICTIONARY_CASES)]
+    runs = [kinds[kind] for _, kinds in pairs for kind in DICTIONARY_CASES]
+    sources = "; ".join(f"{c['case']}: {c['provenance']}" for c in runs)
+    return render("dataset/dictionaries.md.j2", pairs=pairs, kinds=DICTIONARY_CASES, sources=sources)
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-ladder": ladder,
     "dataset-schema": schema_width,
@@ -208,4 +236,5 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-bigger-machine": bigger_machine,
     "dataset-builds": builds,
     "dataset-bound": bounds,
+    "dataset-dictionaries": dictionaries,
 }
