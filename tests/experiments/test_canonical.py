@@ -96,7 +96,10 @@ def test_setups_reach_the_scan_as_configured(rows):
 def geomeans_from_rows(rows: pd.DataFrame, reference: str) -> dict[str, dict[str, float]]:
     """Per variant, independently of icelab.analysis.stats: the geometric mean over queries of
     (median planning, median execution, their sum) over the reference variant's."""
-    measured = rows[~rows.warmup & (rows.status == "ok")]
+    # A row marked for a stall, a garbage collection or a fault is left out (its retake counts
+    # instead), as docs/protocol.md says: on a loaded machine a run can hold one.
+    faulted = rows["faulted"].astype("boolean").fillna(False).astype(bool)
+    measured = rows[~rows.warmup & (rows.status == "ok") & ~faulted]
     med = measured.groupby(["query_id", "variant"]).agg(
         planning=("planning_ms", "median"), execution=("execution_ms", "median")
     )
