@@ -156,6 +156,8 @@ class Context:
                 "uri": built.dataset.uri,
                 "created_utc": built.info.get("created_utc"),
                 "iceberg_table_properties": built.info.get("iceberg_table_properties"),
+                # On a store, what its build sent through S3A, by phase (none when reused).
+                "s3a_requests": built.info.get("s3a_requests") if not built.reused else None,
             }
         return env
 

@@ -21,6 +21,7 @@ from icelab.datagen.arrow_ingest import ingest_arrow
 from icelab.datagen.copy import copy_dataset, moved_source, no_source
 from icelab.datagen.dataset import Dataset
 from icelab.datagen.ingest import IngestTimes, ingest, table_properties
+from icelab.datagen.store_requests import PhaseRequests
 from icelab.datagen.summary import summarize
 from icelab.datagen.verify import (
     DUCKDB_MEMORY,
@@ -58,6 +59,7 @@ def verify(
     progress: bool = False,
     duckdb_memory: str = DUCKDB_MEMORY,
     readers_per_day: int = READERS_PER_DAY,
+    requests: PhaseRequests | None = None,
 ) -> Verification:
     """Checksums per day of both tables by Spark, and by DuckDB where it reaches the data (local
     disk, or the run's object store).
@@ -66,6 +68,7 @@ def verify(
         readers_per_day: 4, every reading reads every day; 2, each day is read by one Spark and
             one DuckDB reading of different tables (`split`). Without DuckDB, both Spark readings
             read every day.
+        requests: where each reading's S3A requests are counted, on a store (Spark's only).
     """
     schema = spark.table(dataset.iceberg_table).schema
     pq_dir = storage.duckdb_path(dataset.parquet_uri)
@@ -87,7 +90,11 @@ def verify(
     for name, read in bar:
         bar.set_postfix_str(name)
         t0 = time.perf_counter()
-        readings[name] = read(days.get(name, EVERY_DAY))
+        if requests is not None and name.startswith("spark/"):
+            with requests.phase(f"verify {name}"):
+                readings[name] = read(days.get(name, EVERY_DAY))
+        else:
+            readings[name] = read(days.get(name, EVERY_DAY))
         seconds[name] = time.perf_counter() - t0
     if con is not None:
         con.close()
@@ -165,6 +172,7 @@ def ensure(
         fs.delete(dataset.uri)
     fs.mkdirs(dataset.uri)
     started = dt.datetime.now(dt.timezone.utc)
+    requests = PhaseRequests(spark, dataset.uri)
     t0 = time.perf_counter()
     if copy_from:
         source = Dataset.of(dataset.config, copy_from)
@@ -174,16 +182,20 @@ def ensure(
         built = replace(source, uri=source_info["uri"])
         if built != source and read_marker(spark, built) is None:
             raise UserError(moved_source(source, built))
-        copied = copy_dataset(spark, source, dataset, engine, progress, built)
-    elif dataset.config.builder == "arrow":
-        times = ingest_arrow(spark, dataset, engine.iceberg_jar, progress=progress)
+        with requests.phase("copy"):
+            copied = copy_dataset(spark, source, dataset, engine, progress, built)
     else:
-        times = ingest(spark, dataset, progress=progress)
+        with requests.phase("ingest"):
+            if dataset.config.builder == "arrow":
+                times = ingest_arrow(spark, dataset, engine.iceberg_jar, progress=progress)
+            else:
+                times = ingest(spark, dataset, progress=progress)
     ingested = time.perf_counter()
     dataset.register_parquet(spark)
-    summary = summarize(spark, dataset)
+    with requests.phase("summary"):
+        summary = summarize(spark, dataset)
     summarized = time.perf_counter()
-    check = verify(spark, dataset, with_duckdb, progress, duckdb_memory, readers_per_day)
+    check = verify(spark, dataset, with_duckdb, progress, duckdb_memory, readers_per_day, requests)
     if not check.ok:
         raise UserError(
             f"dataset {dataset.uri} failed verification: {len(check.mismatches)} day(s) differ, "
@@ -210,6 +222,9 @@ def ensure(
         },
         "build_wall_s": time.perf_counter() - t0,
     }
+    if requests.record() is not None:
+        # What the driver's S3A client sent the store, phase by phase (icelab.datagen.store_requests).
+        info["s3a_requests"] = requests.record()
     if copy_from:
         info["copy"] = copied | {"source_created_utc": source_info["created_utc"]}
     fs.write_text_atomic(dataset.marker_uri, json.dumps(info, indent=2, default=str))

@@ -22,6 +22,7 @@ from icelab.core.storage import Storage
 from icelab.datagen.bound import bound
 from icelab.datagen.build import Built
 from icelab.datagen.generate import generate_all, generate_rows, partition_columns
+from icelab.datagen.store_requests import requests_line
 
 
 def baseline_write(ctx: Context, built: Built) -> dict[str, Any]:
@@ -125,6 +126,8 @@ def report(built: Built, baseline: dict[str, Any] | None, floor: dict[str, Any] 
     if "profile_s" in info:
         parts = " | ".join(f"{step} {s:.1f} s" for step, s in info["profile_s"].items())
         lines.append(f"  profile      {parts} (wall)")
+    if "s3a_requests" in info:
+        lines.append(requests_line(info["s3a_requests"], info["config"]["commits"]))
     if floor:
         lines.append(bound_line(floor, info.get("build_wall_s")))
     if baseline:

@@ -30,6 +30,7 @@ import pandas as pd
 import psutil
 import pyarrow.parquet as pq
 import pytest
+from omegaconf import OmegaConf
 
 from icelab.core import locks, object_store, storage, supervisor
 from icelab.core.config import StorageConfig
@@ -166,6 +167,24 @@ def test_env_json_records_the_store_its_latency_and_no_key(runs):
     assert [
         p for p in written for key in (RGW_SECRET_KEY, RGW_ACCESS_KEY) if key.encode() in p.read_bytes()
     ] == []
+
+
+@needs_ceph
+def test_the_build_on_the_store_records_its_s3a_requests_by_phase(runs):
+    """The dataset built on the store records what each phase sent through S3A: its commits' writes,
+    each reading's lookups and reads; a dataset on local disk records none."""
+    env = json.loads((runs["object"]["run"] / "env.json").read_text())
+    phases = env["dataset"]["s3a_requests"]
+    assert list(phases) == ["ingest", "summary", "verify spark/iceberg", "verify spark/parquet"]
+    for name, sent in phases.items():
+        assert sent["requests"] == sum(sent[k] for k in ("list", "head", "get", "other")), name
+    # Each commit writes its manifest, manifest list and metadata file; each reading reads files.
+    commits = OmegaConf.load(runs["object"]["run"] / "config.yaml").dataset.commits
+    assert phases["ingest"]["other"] >= 3 * commits
+    assert all(phases[f"verify spark/{t}"]["get"] > 0 for t in ("iceberg", "parquet"))
+    assert all(phases[f"verify spark/{t}"]["head"] > 0 for t in ("iceberg", "parquet"))
+    local = json.loads((runs["local"]["run"] / "env.json").read_text())["dataset"]
+    assert local["s3a_requests"] is None
 
 
 @needs_ceph
