@@ -232,3 +232,19 @@ def test_a_pair_of_dictionary_builds_is_set_side_by_side(tmp_path: Path):
     # Half of a pair is no pair.
     shutil.rmtree(builds / "medium-dict-all")
     assert dataset.dictionaries(results).startswith("No pair of builds")
+
+
+def test_a_store_builds_requests_are_set_out_by_phase(tmp_path: Path):
+    builds = tmp_path / "results" / "reference" / "datagen"
+    results = tmp_path / "results"
+    assert dataset.store_requests(results).startswith("No stored build on a store")
+    shutil.copytree(REPO / "results" / "reference" / "datagen" / "effect-4-store", builds / "effect-4-store")
+    (run,) = (builds / "effect-4-store" / "datagen").iterdir()
+    info = json.loads((run / "summary.json").read_text())["dataset"]
+    phases, commits = info["s3a_requests"], info["config"]["commits"]
+    text = dataset.store_requests(results)
+    assert f"each Iceberg commit sent {phases['ingest']['requests'] / commits:.1f} requests" in text
+    parquet = phases["verify spark/parquet"]
+    assert f"Spark's parquet reading sent {parquet['head'] / parquet['get']:.2f} HEADs a GET" in text
+    row = _row(text, "`effect-4-store`")
+    assert row[2] == f"ingest ({commits} commits)" and row[3] == f"{phases['ingest']['requests']:,}"

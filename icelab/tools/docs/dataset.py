@@ -227,6 +227,32 @@ def dictionaries(results: Path) -> str:
     return render("dataset/dictionaries.md.j2", pairs=pairs, kinds=DICTIONARY_CASES, sources=sources)
 
 
+def store_requests(results: Path) -> str:
+    """Each stored build on a store that records its S3A requests (`icelab.datagen.store_requests`):
+    the requests by phase and kind, per commit while ingesting, HEADs a GET in each Spark reading."""
+    rows = []
+    for case, run, summary in stored_builds(results):
+        info = summary["dataset"]
+        phases = info.get("s3a_requests")
+        if phases:
+            readings = {
+                k.removeprefix("verify spark/"): v for k, v in phases.items() if k.startswith("verify spark/")
+            }
+            rows.append(
+                {
+                    "case": case,
+                    "dataset": f"{info['name']}-{info['hash']}",
+                    "phases": phases,
+                    "commits": info["config"]["commits"],
+                    "per_commit": phases["ingest"]["requests"] / info["config"]["commits"],
+                    "head_per_get": {name: v["head"] / v["get"] for name, v in readings.items() if v["get"]},
+                    "provenance": provenance(run),
+                }
+            )
+    sources = "; ".join(f"{r['case']}: {r['provenance']}" for r in rows)
+    return render("dataset/store_requests.md.j2", rows=rows, sources=sources)
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-ladder": ladder,
     "dataset-schema": schema_width,
@@ -237,4 +263,5 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-builds": builds,
     "dataset-bound": bounds,
     "dataset-dictionaries": dictionaries,
+    "dataset-store-requests": store_requests,
 }
