@@ -4,6 +4,10 @@ Counted from S3A's own counters (`RequestCounts`): the driver JVM's requests onl
 Iceberg commits (the arrow builder's; Spark's writers' files too with `dataset.builder=spark`),
 the summary's listings and reads, and Spark's verifying readings. The arrow builder's workers
 PUT their files with their own client and DuckDB reads with its own: neither is counted.
+
+Only when Spark runs in the driver's JVM (`local[...]`): on a cluster, the executors read and
+write in JVMs of their own, whose requests the driver's counters do not see, so nothing is
+recorded there rather than a part.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ TOTAL = "s3_requests"
 
 
 class PhaseRequests:
-    """Requests per named phase, or nothing off a store."""
+    """Requests per named phase, or nothing off a store or on a cluster."""
 
     def __init__(self, spark: SparkSession, uri: str) -> None:
-        self._counts = RequestCounts.of(spark, uri)
+        local = spark.sparkContext.master.startswith("local")
+        self._counts = RequestCounts.of(spark, uri) if local else None
         self.phases: dict[str, dict[str, int]] = {}
 
     @contextmanager
@@ -42,7 +47,7 @@ class PhaseRequests:
         self.phases[name] = {"requests": total, **kinds, "other": total - sum(kinds.values())}
 
     def record(self) -> dict[str, dict[str, int]] | None:
-        """The phases counted, or None off a store."""
+        """The phases counted, or None off a store or on a cluster."""
         return dict(self.phases) if self._counts is not None else None
 
 
