@@ -3,7 +3,9 @@ dataset (Parquet + Iceberg) built once per test session in a temporary directory
 
 from __future__ import annotations
 
+import copy
 import fcntl
+import functools
 import os
 import subprocess
 import sys
@@ -121,14 +123,25 @@ NO_CODEGEN = [
 # 0.5% of the cache changes) took about 20 CPU-s of the suite; 256 MB leaves it idle. Turning
 # the sweeper off instead (-XX:-MethodFlushing) filled the 48 MB, disabled the compiler and hung
 # a Spark job in one run.
-FAST_FLAGS = f"{jvm_archive.BASE_FLAGS} -XX:ReservedCodeCacheSize=256m {jvm_archive.USE_FLAGS}"
+#
+# Processes by vfork: Hadoop's local file system sets each file's permissions with a `chmod` child
+# (Spark's pyspark has no native Hadoop library); the suite's JVMs started about 24,000. Each cost
+# about 5 ms of CPU through Java's default posix_spawn and its helper, 3.5 ms by vfork (a
+# micro-benchmark of 1,000 file creations through Hadoop's local file system, one JVM each way).
+FAST_FLAGS = (
+    f"{jvm_archive.BASE_FLAGS} -XX:ReservedCodeCacheSize=256m -Djdk.lang.Process.launchMechanism=VFORK "
+    f"{jvm_archive.USE_FLAGS}"
+)
 FAST_JVM = [f"engine.java_options='{FAST_FLAGS}'", *NO_CODEGEN]
-# Tests share the machine with other work: fewer threads and less memory than a real run.
+# Tests share the machine with other work: fewer threads and less memory than a real run. No
+# charts unless a test asks for them (`charts=true`): matplotlib's rendering took about a sixth
+# of the test process's CPU in the doctor's tests (py-spy).
 SHRINK = [
     f"engine.java_options='{FAST_FLAGS}'",
     "engine.master='local[2]'",
     "engine.driver_memory=4g",
     "progress=false",
+    "charts=false",
     *NO_CODEGEN,
 ]
 
@@ -137,9 +150,15 @@ SHRINK = [
 def compose_cfg() -> Callable[..., DictConfig]:
     """Compose the real config with overrides, as `python run.py <overrides>` would."""
 
-    def _compose(*overrides: str) -> DictConfig:
+    @functools.lru_cache(maxsize=64)
+    def _composed(overrides: tuple[str, ...]) -> DictConfig:
         with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
             return compose(config_name="config", overrides=[*SHRINK, *overrides])
+
+    def _compose(*overrides: str) -> DictConfig:
+        # About 90 ms of CPU a composition; many tests compose the same overrides. A copy each:
+        # tests change their config.
+        return copy.deepcopy(_composed(overrides))
 
     return _compose
 
@@ -222,6 +241,7 @@ SHRINK_RUN = [
     "protocol.executions=1",
     "protocol.overhead_pairs=1",
     "profile=[as_ingested,rewrite_16kb,aggregate_pushdown]",
+    "charts=true",  # the chart tests read this run's charts
 ]
 
 

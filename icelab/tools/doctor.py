@@ -27,6 +27,8 @@ table's (the highest).
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import sys
 import time
 from collections.abc import Sequence
@@ -152,15 +154,23 @@ def _budget(text: str) -> float | None:
     return seconds
 
 
-def compose(args: argparse.Namespace, table: str) -> DictConfig:
-    """One table's run config: conf/ with experiment=doctor and the `--set` overrides, then the options."""
+@functools.lru_cache(maxsize=8)
+def _composed(overrides: tuple[str, ...]) -> DictConfig:
+    """conf/ composed with `overrides` (checked first: one line for a bad override, as run.py
+    gives), once per process. A check and a composition cost about 180 ms of CPU, and a doctor
+    run over many tables (or a caller that runs the doctor many times) gives the same overrides
+    for each. A bad override raises each time (lru_cache keeps only returns). Callers get a copy."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    overrides = ["experiment=doctor", *args.set]
-    check_overrides(overrides)  # one line for a bad override, as run.py gives
+    check_overrides(list(overrides))
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = hydra_compose(config_name="config", overrides=overrides)
+        return hydra_compose(config_name="config", overrides=list(overrides))
+
+
+def compose(args: argparse.Namespace, table: str) -> DictConfig:
+    """One table's run config: conf/ with experiment=doctor and the `--set` overrides, then the options."""
+    cfg = copy.deepcopy(_composed(("experiment=doctor", *args.set)))
     values = {
         "table": table,
         "experiment.catalog": args.catalog,

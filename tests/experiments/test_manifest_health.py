@@ -25,7 +25,7 @@ def test_judge_takes_the_worst_level_and_says_why():
 
 
 def test_report_before_and_after_rewrite(compose_run, tiny, capsys):
-    cfg = compose_run("experiment=manifest_health", "experiment.rewrite_target=16KB")
+    cfg = compose_run("experiment=manifest_health", "experiment.rewrite_target=16KB", "charts=true")
     run_dir = manifest_health.run(cfg)
     report = json.loads((run_dir / "report.json").read_text())
     assert [r["state"] for r in report] == ["as_ingested", "rewrite_16kb"]

@@ -37,7 +37,8 @@ def main(argv: list[str], measure: bool = False) -> int:
     `measure` or the arguments say otherwise, with --measure-plans 0: the tests of the measured
     planning (test_doctor_measured.py) take the default, the others skip four plans a window."""
     skip = [] if measure or any(a.startswith("--measure-plans") for a in argv) else ["--measure-plans", "0"]
-    return doctor_main([*argv, *skip, *(f"--set={o}" for o in SHRINK)])
+    # The tests' settings first: a test's own `--set` (say charts=true) comes after and wins.
+    return doctor_main([*(f"--set={o}" for o in SHRINK), *argv, *skip])
 
 
 START = dt.date(2026, 1, 1)
@@ -85,7 +86,7 @@ def test_same_verdict_and_statistics_as_manifest_health(ctx, tiny, results, caps
     # With `full` among the windows every partition is judged, as manifest_health judges them
     # (tiny spans 60 days; the default windows, up to 30d, would leave the older ones out).
     windows = [a for w in ("1d", "7d", "30d", "full") for a in ("--window", w)]
-    code, report, run_dir, out = doctor(capsys, results, path, *windows)
+    code, report, run_dir, out = doctor(capsys, results, path, *windows, "--set=charts=true")
     state = report["states"][0]
     assert state["unwindowed"] == []
     assert report["table"]["name"] == table  # reached through the dataset's own catalog
