@@ -29,6 +29,7 @@ from pathlib import Path
 import psutil
 
 from icelab.core import jvm, supervisor
+from tests import local_fs
 
 REPO = Path(__file__).resolve().parents[1]
 BASE_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
@@ -54,7 +55,8 @@ def _key() -> str:
         return "no-java"
     # sys.prefix: the jars' paths are part of the class path the archive records, and a JVM whose
     # class path differs ignores it, so each virtualenv (each checkout) needs its own archive.
-    parts = [java, version, *packages, BASE_FLAGS, sys.prefix]
+    # The tests' local file system's jar is on every test JVM's class path, the training run's too.
+    parts = [java, version, *packages, BASE_FLAGS, sys.prefix, str(local_fs.JAR)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
