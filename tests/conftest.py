@@ -125,9 +125,10 @@ NO_CODEGEN = [
 # a Spark job in one run.
 #
 # Processes by vfork: Hadoop's local file system sets each file's permissions with a `chmod` child
-# (Spark's pyspark has no native Hadoop library); the suite's JVMs started about 24,000. Each cost
-# about 5 ms of CPU through Java's default posix_spawn and its helper, 3.5 ms by vfork (a
-# micro-benchmark of 1,000 file creations through Hadoop's local file system, one JVM each way).
+# (Spark's pyspark has no native Hadoop library). LOCAL_FS below removes most of them; the JVMs
+# that run without it still start some. Each cost about 5 ms of CPU through Java's default
+# posix_spawn and its helper, 3.5 ms by vfork (a micro-benchmark of 1,000 file creations through
+# Hadoop's local file system, one JVM each way).
 FAST_FLAGS = (
     f"{jvm_archive.BASE_FLAGS} -XX:ReservedCodeCacheSize=256m -Djdk.lang.Process.launchMechanism=VFORK "
     f"{jvm_archive.USE_FLAGS}"

@@ -3,9 +3,8 @@
 Hadoop's local file system sets the permissions of every file and directory it creates (a
 table's data files, their `.crc` files, Iceberg's metadata, the committers' directories). Without
 Hadoop's native library, which PySpark does not ship, each is a `chmod` child process: about
-24,000 in a suite. The tests' JVMs use a subclass that makes the
-same chmod as a system call (java.nio), as Hadoop does when its native library is loaded: the
-same files, bytes and modes.
+24,000 in a suite. The tests' JVMs use a subclass that makes the same chmod as a system call
+(java.nio), as Hadoop does when its native library is loaded: the same files, bytes and modes.
 
 `install` compiles it once per source (icelab.core.javac's cache), puts its jar on the class path
 of every Spark JVM this process and its children start (SPARK_DIST_CLASSPATH, which Spark's
