@@ -3,6 +3,7 @@ dataset (Parquet + Iceberg) built once per test session in a temporary directory
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import fcntl
 import functools
@@ -116,6 +117,30 @@ NO_CODEGEN = [
     "++engine.conf.spark.sql.codegen.wholeStage=false",
     "++engine.conf.spark.sql.codegen.factoryMode=NO_CODEGEN",
 ]
+
+
+@contextlib.contextmanager
+def codegen(spark) -> Iterator[None]:  # noqa: ANN001
+    """Spark's code generation on for the block, as in a benchmark, then off again (NO_CODEGEN).
+
+    For the tests that generate or hash every row of a dataset: on tiny's 12,000 nested rows the
+    generated code pays for its compiling. Hashing the generated rows took 2.0 CPU-s with it
+    (2.9 the first time), 6.7 to 7.0 without.
+    """
+    keys = ("spark.sql.codegen.wholeStage", "spark.sql.codegen.factoryMode")
+    before = {key: spark.conf.get(key, None) for key in keys}
+    spark.conf.set(keys[0], "true")
+    spark.conf.set(keys[1], "FALLBACK")
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 # Every test JVM (the workers' sessions, each `python run.py` child) runs on the tests' few
 # thousand rows: C1 only (C2's compiles cost more CPU than they save there), one GC thread, no
 # codegen, and the class archive of tests/jvm_archive.py. C1 alone reserves a 48 MB code cache:

@@ -1,11 +1,12 @@
 """Task `snapshot_expiry`: what accumulating snapshots cost, and what expiring them gives back.
 
 The dataset's commits are replayed into a scratch Iceberg table (`<catalog>.bench.expiry`,
-its own data files) at `commits_per_day` commits per simulated day. After each simulated day:
-snapshots, current metadata.json bytes, all metadata bytes, the time of a metadata-only commit
-(a table-property change, which rewrites metadata.json), and the planning time of the window
-count. Then snapshots older than `retain_days` simulated days are expired and everything is
-measured again; rows and checksum must be unchanged.
+its own data files) at `commits_per_day` commits per simulated day, each commit's rows read back
+from the dataset's Iceberg table (what its snapshot added). After each simulated day: snapshots,
+current metadata.json bytes, all metadata bytes, the time of a metadata-only commit (a
+table-property change, which rewrites metadata.json), and the planning time of the window count.
+Then snapshots older than `retain_days` simulated days are expired and everything is measured
+again; rows and checksum must be unchanged.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 from pyspark import StorageLevel
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from tqdm import tqdm
 
 from icelab.bench.context import open_context
@@ -32,7 +33,7 @@ from icelab.core.config import ExpiryConfig, expiry_config
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
 from icelab.core.storage import Storage
-from icelab.datagen.generate import generate_batch, partition_columns
+from icelab.datagen.generate import partition_columns
 from icelab.datagen.ingest import clustered, create_iceberg_table
 from icelab.datagen.verify import frame_checksums
 
@@ -98,16 +99,50 @@ def retention_warning(retained_s: float | None, longest_ms: float) -> str | None
     )
 
 
+def commit_snapshots(spark: SparkSession, table: str) -> list[int]:
+    """The snapshot ids of the table's current history, oldest first (by the parent chain, not
+    by commit time: a builder commits several in one millisecond)."""
+    rows = spark.sql(f"SELECT snapshot_id, parent_id FROM {table}.snapshots").collect()
+    parent = {r.snapshot_id: r.parent_id for r in rows}
+    current = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").first()
+    chain = []
+    snapshot = current[0] if current else None
+    while snapshot is not None:
+        chain.append(snapshot)
+        snapshot = parent.get(snapshot)
+    return chain[::-1]
+
+
+def commit_rows(spark: SparkSession, table: str, snapshots: list[int], commit: int) -> DataFrame:
+    """The rows the table's `commit`-th snapshot added (an incremental append scan)."""
+    reader = spark.read.format("iceberg")
+    if commit == 0:
+        return reader.option("snapshot-id", str(snapshots[0])).load(table)
+    start, end = snapshots[commit - 1], snapshots[commit]
+    return reader.option("start-snapshot-id", str(start)).option("end-snapshot-id", str(end)).load(table)
+
+
 def replay(
     spark: SparkSession, built: Any, table: str, ecfg: ExpiryConfig, sql: str, run_dir: Path, progress: bool
 ):
-    """Append every batch as its own commit; measure after each simulated day."""
+    """Append each of the dataset's commits as a commit of its own; measure after each simulated day.
+
+    Raises:
+        UserError: when the dataset's Iceberg table does not hold one snapshot per commit.
+    """
     ds = built.dataset
     parts = partition_columns(ds.config)
+    snapshots = commit_snapshots(spark, ds.iceberg_table)
+    if len(snapshots) != ds.config.commits:
+        raise UserError(
+            f"{ds.iceberg_table} has {len(snapshots)} snapshots, not the {ds.config.commits} commits "
+            "the dataset was built with: rebuild it (python run.py experiment=datagen force=true)"
+        )
     points: list[dict[str, Any]] = []
     appends: list[float] = []
     for batch in tqdm(range(ds.config.commits), desc="replay", unit="commit", disable=not progress):
-        df = clustered(generate_batch(spark, ds.config, batch), parts).persist(StorageLevel.MEMORY_AND_DISK)
+        rows = commit_rows(spark, ds.iceberg_table, snapshots, batch)
+        df = clustered(rows, parts).persist(StorageLevel.MEMORY_AND_DISK)
         df.count()
         if batch == 0:
             create_iceberg_table(spark, ds, df.schema, table)

@@ -14,6 +14,7 @@ from icelab.core.config import dataset_config
 from icelab.datagen.generate import generate_all, generate_batch
 from icelab.datagen.timeline import batch_rows, hour_table
 from icelab.datagen.verify import frame_checksums
+from tests.conftest import codegen
 
 
 def leaves(dtype, depth=0):
@@ -58,8 +59,9 @@ def test_schema_is_xdm_like(rows):
 
 
 def test_same_seed_same_rows_at_parallelism_1_and_4(ctx, ds):
-    one = frame_checksums(generate_all(ctx.spark, ds, parallelism=1))
-    four = frame_checksums(generate_all(ctx.spark, ds, parallelism=4))
+    with codegen(ctx.spark):
+        one = frame_checksums(generate_all(ctx.spark, ds, parallelism=1))
+        four = frame_checksums(generate_all(ctx.spark, ds, parallelism=4))
     assert one == four
 
 
@@ -68,12 +70,14 @@ def test_batches_together_are_all_rows(ctx, ds, rows):
     union = batches[0]
     for b in batches[1:]:
         union = union.unionByName(b)
-    assert frame_checksums(union) == frame_checksums(rows)
+    with codegen(ctx.spark):
+        assert frame_checksums(union) == frame_checksums(rows)
 
 
 def test_other_seed_other_rows(ctx, ds, rows):
     other = generate_all(ctx.spark, ds.model_copy(update={"seed": ds.seed + 1}))
-    assert frame_checksums(other) != frame_checksums(rows)
+    with codegen(ctx.spark):
+        assert frame_checksums(other) != frame_checksums(rows)
 
 
 def test_batch_ranges_cover_ids_once(ds):

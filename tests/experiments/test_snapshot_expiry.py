@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -13,6 +14,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 
 from icelab.bench.measure import result_checksum, scan_nodes
+from icelab.core.errors import UserError
 from icelab.experiments import snapshot_expiry
 
 
@@ -89,3 +91,22 @@ def test_retention_shorter_than_the_longest_query_is_warned():
     assert snapshot_expiry.retention_warning(10.0, 5_000) is None
     warning = snapshot_expiry.retention_warning(2.0, 5_000)
     assert warning is not None and "2.0 s of commits" in warning and "(5.0 s)" in warning
+
+
+def test_the_replay_reads_each_commit_as_its_snapshot_added_it(ctx, tiny):
+    """The dataset's snapshots in commit order (the parent chain), and a table whose snapshots are
+    not its commits refused in one line before anything is written."""
+    table = tiny.dataset.iceberg_table
+    chain = snapshot_expiry.commit_snapshots(ctx.spark, table)
+    by_time = [
+        r[0]
+        for r in ctx.spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at").collect()
+    ]
+    assert len(chain) == tiny.dataset.config.commits and sorted(chain) == sorted(by_time)
+    parents = dict(ctx.spark.sql(f"SELECT snapshot_id, parent_id FROM {table}.snapshots").collect())
+    assert [parents[s] for s in chain] == [None, *chain[:-1]]
+    wrong = replace(
+        tiny, dataset=replace(tiny.dataset, config=tiny.dataset.config.model_copy(update={"commits": 7}))
+    )
+    with pytest.raises(UserError, match=r"has 6 snapshots, not the 7 commits"):
+        snapshot_expiry.replay(ctx.spark, wrong, "unused", None, "", Path("unused"), False)  # type: ignore[arg-type]
