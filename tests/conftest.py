@@ -18,6 +18,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 from icelab.bench.context import Context, open_context
+from icelab.core.session import session_settings
 from icelab.datagen.build import Built
 from tests import jvm_archive, local_fs
 
@@ -119,26 +120,18 @@ NO_CODEGEN = [
 ]
 
 
-@contextlib.contextmanager
-def codegen(spark) -> Iterator[None]:  # noqa: ANN001
+# What `codegen` sets for its block: Spark's defaults, as a benchmark runs.
+CODEGEN = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
+
+
+def codegen(spark) -> contextlib.AbstractContextManager[None]:  # noqa: ANN001
     """Spark's code generation on for the block, as in a benchmark, then off again (NO_CODEGEN).
 
     For the tests that generate or hash every row of a dataset: on tiny's 12,000 nested rows the
     generated code pays for its compiling. Hashing the generated rows took 2.0 CPU-s with it
     (2.9 the first time), 6.7 to 7.0 without.
     """
-    keys = ("spark.sql.codegen.wholeStage", "spark.sql.codegen.factoryMode")
-    before = {key: spark.conf.get(key, None) for key in keys}
-    spark.conf.set(keys[0], "true")
-    spark.conf.set(keys[1], "FALLBACK")
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+    return session_settings(spark, CODEGEN)
 
 
 # Every test JVM (the workers' sessions, each `python run.py` child) runs on the tests' few
