@@ -109,8 +109,11 @@ def reading(spark: SparkSession, table: str) -> DataFrame:
     return spark.read.option("file-open-cost", str(OPEN_COST_BYTES)).table(table)
 
 
-def spark_checksums(spark: SparkSession, table: str, schema: StructType, days: Days = EVERY_DAY) -> Checksums:
-    """Per-day row count and checksum of a Spark table, over `days`, in a few tasks per core."""
+def spark_checksums(
+    spark: SparkSession, table: str, schema: StructType | None = None, days: Days = EVERY_DAY
+) -> Checksums:
+    """Per-day row count and checksum of a Spark table (over `schema`'s columns, by default all
+    of its own), over `days`, in a few tasks per core."""
     with session_settings(spark, COARSE_TASKS):
         return frame_checksums(reading(spark, table), schema, days)
 

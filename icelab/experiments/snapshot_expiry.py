@@ -35,7 +35,7 @@ from icelab.core.results import write_json, write_parquet
 from icelab.core.storage import Storage
 from icelab.datagen.generate import partition_columns
 from icelab.datagen.ingest import clustered, create_iceberg_table
-from icelab.datagen.verify import frame_checksums
+from icelab.datagen.verify import spark_checksums
 
 
 def metadata_bytes(spark: SparkSession, table: str) -> dict[str, int]:
@@ -214,7 +214,7 @@ def _replay_and_expire(
     ds = built.dataset
     points = replay(spark, built, table, ecfg, sql, run_dir, progress)
     t0 = time.perf_counter()
-    before = frame_checksums(spark.table(table))  # a full read: the longest query of the run
+    before = spark_checksums(spark, table)  # a full read: the longest query of the run
     full_read_ms = (time.perf_counter() - t0) * 1e3
     limit = cutoff(spark, table, ecfg.commits_per_day, ecfg.retain_days)
     expired: dict[str, Any] = {}
@@ -232,7 +232,7 @@ def _replay_and_expire(
         {"phase": "after_expiry", "sim_day": points[-1]["sim_day"], "append_ms": None, **after_point}
     )
     write_parquet(run_dir / "timeline.parquet", pd.DataFrame(points))
-    after = frame_checksums(spark.table(table))
+    after = spark_checksums(spark, table)
     rows = sum(n for n, _ in after.values())
     longest_ms = max([full_read_ms, *(p["planning_ms"] for p in points)])
     summary = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from icelab.bench.profiles import Profile, prepare
-from icelab.datagen.verify import Checksums, frame_checksums
+from icelab.datagen.verify import Checksums, spark_checksums
 
 
 def manifests(spark, table: str) -> int:
@@ -20,7 +20,7 @@ def data_files(spark, table: str) -> set[str]:
 def original_checksums(ctx, tiny) -> Checksums:
     """Per-day rows and checksum of tiny's Iceberg table, hashed once for the copies compared with it
     (module alone: 74.2 s hashing it in each test, 69.4 s; the tests assert the original untouched)."""
-    return frame_checksums(ctx.spark.table(tiny.dataset.iceberg_table))
+    return spark_checksums(ctx.spark, tiny.dataset.iceberg_table)
 
 
 def test_as_ingested_is_the_table_itself(ctx, tiny):
@@ -34,7 +34,7 @@ def test_rewrite_to_one_manifest_keeps_rows_and_files(ctx, tiny, original_checks
     assert manifests(spark, table) == 1
     assert manifests(spark, original) == tiny.dataset.config.commits  # original untouched
     assert data_files(spark, table) == data_files(spark, original)
-    assert frame_checksums(spark.table(table)) == original_checksums
+    assert spark_checksums(spark, table) == original_checksums
 
 
 def test_small_target_makes_more_manifests_and_is_reused(ctx, tiny):
@@ -58,4 +58,4 @@ def test_expired_copy_keeps_one_snapshot_and_the_original_its_history(ctx, tiny,
     assert spark.sql(f"SELECT count(*) FROM {original}.snapshots").first()[0] == history
     first = spark.sql(f"SELECT snapshot_id FROM {original}.snapshots ORDER BY committed_at").first()[0]
     assert spark.sql(f"SELECT count(*) FROM {original} VERSION AS OF {first}").first()[0] > 0
-    assert frame_checksums(spark.table(table)) == original_checksums
+    assert spark_checksums(spark, table) == original_checksums
