@@ -38,7 +38,7 @@ def draw_charts(draw: bool, write: Callable[[Path], list[Path]], run_dir: Path) 
     if not draw:
         return "charts: not drawn (charts=false; `icelab charts` draws them from the results)"
     run_state.doing("charts")
-    return f"charts: {', '.join(p.name for p in write(run_dir))}"
+    return f"charts: {', '.join(p.name for p in write(run_dir)) or 'none (nothing to chart)'}"
 
 
 def chart_cli(

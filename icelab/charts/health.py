@@ -91,6 +91,10 @@ def charts(run_dir: Path, out: Path | None = None) -> list[Chart]:
     out = out or run_dir
     parts = pd.read_parquet(run_dir / "partitions.parquet")
     mans = pd.read_parquet(run_dir / "manifests.parquet")
+    if "files" in parts.columns:
+        parts = parts[parts.files > 0]
+    if not len(parts):
+        return []  # a table with no live data file (created, never written): nothing to chart
     counted = "Counted from the table's metadata (deterministic: no repetitions, no spread)."
     states = ", ".join(dict.fromkeys(parts.state))
     unit = "day" if by_day(parts) else "partition"

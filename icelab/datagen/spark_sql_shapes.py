@@ -225,6 +225,36 @@ def rolling(
     return table_dir(warehouse, name)
 
 
+def unit_by_unit(
+    spark: SparkSession,
+    catalog: str,
+    warehouse: Path,
+    name: str,
+    appends: int = 20,
+    unit: str = "day",
+    span: int = 1,
+    region: bool = False,
+    merge: bool | None = False,
+) -> Path:
+    """What a scheduled job writes: `appends` inserts, the j-th of 12 rows over the `span` time
+    units (`day` or `hour`) from the j-th on, partitioned by that unit (`region, days(ts)` with
+    `region`: every insert writes 3 regions); merging off, on, or None at Iceberg's defaults. With
+    `span` 1 each partition is planned from one manifest ("aligned"), yet a long window opens one
+    manifest per unit."""
+    seconds = {"day": 86400, "hour": 3600}[unit]
+    spec = f"{'region, ' if region else ''}{unit}s(ts)"
+    props = None if merge is None else {"commit.manifest-merge.enabled": str(merge).lower()}
+    columns = f"{COLUMNS}, region string" if region else COLUMNS
+    table = create(spark, catalog, name, props, spec, columns)
+    extra = ", concat('r', id % 3)" if region else ""
+    for j in range(appends):
+        spark.sql(
+            f"INSERT INTO {table} SELECT id, timestamp_seconds({START_S} + ({j} + id % {span}) * {seconds} "
+            f"+ id % 60), concat('v', id){extra} FROM range({j * 12}, {j * 12 + 12})"
+        )
+    return table_dir(warehouse, name)
+
+
 def spec_appends(
     spark: SparkSession,
     catalog: str,

@@ -22,7 +22,7 @@ from icelab.charts.health import write_charts
 from icelab.core import run_state
 from icelab.core.config import DoctorConfig, doctor_config, parse_size
 from icelab.core.provenance import REPO
-from icelab.health import journal
+from icelab.health import journal, scratch
 from icelab.health.check import Policy, parse_duration
 from icelab.health.console import render
 from icelab.health.diagnosis import Diagnosis, diagnose, save
@@ -69,7 +69,6 @@ def run(cfg: DictConfig) -> Outcome:
     # ratios scale the plans measured on the table (icelab/health/anchor.py).
     where = Where.of(ctx.engine.name, cfg.storage.kind, cfg.storage.get("latency_ms"))
     model = doctor_model(where, [results, REPO / "results"])
-    copy_to = str(results / "doctor-copies") if dcfg.copy_table else None
     diagnosis = diagnose(
         ctx.spark,
         ctx.engine,
@@ -77,9 +76,10 @@ def run(cfg: DictConfig) -> Outcome:
         policy,
         model,
         target=parse_size(dcfg.target) if dcfg.target else None,
-        apply=dcfg.apply or dcfg.copy_table,
-        copy_to=copy_to,
-        force_rewrite=dcfg.force_rewrite,
+        apply=dcfg.apply and not dcfg.copy_table,
+        copy=dcfg.copy_table,
+        scratch_dir=results / scratch.DIRECTORY if dcfg.scratch_copy or dcfg.copy_table else None,
+        keep_copy=dcfg.keep_copy,
         journal_dir=results / journal.DIRECTORY,
         measure_plans=dcfg.measure_plans,
         measure_budget_s=dcfg.measure_budget_s,

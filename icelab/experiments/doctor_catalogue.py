@@ -38,6 +38,7 @@ from icelab.health.broken import EXIT_BROKEN, BrokenTable
 from icelab.health.check import Policy
 from icelab.health.diagnosis import EXIT_ACTION, EXIT_HEALTHY, Diagnosis, diagnose
 from icelab.health.forecast import PlanningModel, doctor_model, window_reads
+from icelab.health.scratch import DIRECTORY, traces, tree
 from icelab.health.source import resolve
 
 CATALOG = "catalogue"
@@ -162,11 +163,12 @@ def check_shape(
     model: PlanningModel | None,
     measure_plans: int = 0,
     measure_warmups: int = 2,
-    force_rewrite: bool = False,
+    scratch_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Build one shape, check it (timing at least `measure_plans` plans of each window after
-    `measure_warmups` untimed rounds), and apply a rewrite it advises to a copy, planned again
-    beside the table as written; its row."""
+    `measure_warmups` untimed rounds), and rewrite a scratch copy of it to the layout meant,
+    advised or not, planned again beside the table as written (under `scratch_dir`, else beside the
+    warehouse); its row, with every trace the doctor left in the warehouse (`traces`: none expected)."""
     t0 = time.perf_counter()
     table = str(shape.build(scratch, shape.name))
     row: dict[str, Any] = {
@@ -184,19 +186,20 @@ def check_shape(
         "worse": False,
     }
     t0 = time.perf_counter()
-    copies = scratch.warehouse / "copies"
+    copies = scratch_dir or scratch.warehouse.with_name(f"{scratch.warehouse.name}-scratch")
+    # The whole warehouse: the shape's table, the other shapes', and the catalog (its directories).
+    seen = tree(scratch.warehouse)
     try:
-        # A rewrite it advises is applied to a registered copy, and the table as written and the
-        # copy are then planned in the same interleaved rounds (`diagnosis._measure_both`).
+        # The advice runs on a scratch copy, its rewrite to the layout meant included, and the
+        # table as written and the copy are planned in the same rounds (`diagnosis._measure_pair`).
         done = diagnose(
             scratch.spark,
             engine,
             resolve(table),
             policy,
             model,
-            apply=True,
-            copy_to=str(copies),
-            force_rewrite=force_rewrite,
+            copy=True,
+            scratch_dir=copies,
             measure_plans=measure_plans,
             measure_warmups=measure_warmups,
         )
@@ -204,10 +207,12 @@ def check_shape(
         return (
             row
             | {"verdict": "broken", "exit_code": EXIT_BROKEN, "action": "none", "why": str(exc)}
+            | {"traces": traces(seen, tree(scratch.warehouse))[:20]}
             | {"check_s": round(time.perf_counter() - t0, 2)}
         )
     first = done.first
     row |= {
+        "traces": traces(seen, tree(scratch.warehouse))[:20],
         "check_s": round(time.perf_counter() - t0, 2),
         "verdict": first.advice.verdict,
         "exit_code": EXIT_ACTION if first.advice.actions else EXIT_HEALTHY,
@@ -217,7 +222,7 @@ def check_shape(
         "before": _reads(first.health.windows),
         "now": _now(first.health.windows),
     }
-    if done.applied and (REWRITE in first.advice.actions or force_rewrite):
+    if any(a["action"] == REWRITE for a in done.applied):
         row |= {
             "apply_s": row["check_s"],
             "applied": True,
@@ -226,7 +231,9 @@ def check_shape(
             "after_verdict": done.last.advice.verdict,
             "after_why": done.last.advice.why,
         }
-        row["worse"] = done.worse or any(row["after"][w] > n for w, n in row["before"].items())
+        # A rewrite the doctor declined may plan worse: that is why it declined it.
+        advised = REWRITE in first.advice.actions
+        row["worse"] = advised and (done.worse or any(row["after"][w] > n for w, n in row["before"].items()))
     return row
 
 
@@ -237,6 +244,8 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
         got = {k: r[k] for k in r["expected"]}
         if r["expected"]["verdict"] is not None and got != r["expected"]:
             found.append(f"{r['shape']}: expected {r['expected']}, the doctor gave {got} ({r['why']})")
+        if r.get("traces"):
+            found.append(f"{r['shape']}: the doctor left traces in the warehouse: {r['traces'][:3]}")
         if r["worse"]:
             found.append(
                 f"{r['shape']}: --apply left a window worse: before {r['before']}, after {r['after']}"
@@ -259,13 +268,14 @@ def check_catalogue(
     shapes_run: tuple[Shape, ...] | list[Shape] = (),
     measure_plans: int = 0,
     measure_warmups: int = 2,
-    force_rewrite: bool = False,
+    scratch_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Every shape built under `warehouse` (a Hadoop catalog CATALOG is registered on it) and checked."""
+    """Every shape built under `warehouse` (a Hadoop catalog CATALOG is registered on it) and
+    checked, its scratch copies under `scratch_dir` (`check_shape`)."""
     register_iceberg_catalog(spark, CATALOG, storage.to_uri(str(warehouse)), engine)
     scratch = Scratch(spark, warehouse, tiny)
     return [
-        check_shape(scratch, engine, s, policy, model, measure_plans, measure_warmups, force_rewrite)
+        check_shape(scratch, engine, s, policy, model, measure_plans, measure_warmups, scratch_dir)
         for s in (shapes_run or SHAPES)
     ]
 
@@ -311,7 +321,7 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
             shapes,
             measure_plans=ccfg.measure_plans,
             measure_warmups=ccfg.measure_warmups,
-            force_rewrite=ccfg.force_rewrite,
+            scratch_dir=results / DIRECTORY,
         )
     found = problems(rows)
     write_json(
@@ -321,7 +331,8 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
             "catalogue": ccfg.shapes,
             "measure_plans": ccfg.measure_plans,
             "measure_warmups": ccfg.measure_warmups if ccfg.measure_plans else 0,
-            "force_rewrite": ccfg.force_rewrite,
+            # Every shape's scratch copy is rewritten to the layout meant, advised or not.
+            "force_rewrite": True,
             # The model behind each shape's predicted planning: which calibration or run, its fit.
             "model": model.as_json() if model is not None else None,
             "shapes": rows,

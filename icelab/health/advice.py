@@ -22,7 +22,7 @@ from icelab.health import journal
 from icelab.health.check import Health, time_field, utc_text
 from icelab.health.deletes import delete_advice
 from icelab.health.forecast import NO_FIT_LINE, PlanningModel
-from icelab.health.gain import Weighed, weigh
+from icelab.health.gain import PREDICTED, Weighed, weigh
 from icelab.health.orphans import orphan_advice
 from icelab.health.reader import DATA, Metadata
 from icelab.health.rewrite import ONE_ENTRY_MANIFEST, Simulated, Sizes, simulate, sizes
@@ -80,8 +80,9 @@ class Advice:
     statements: list[Statement]
     notes: list[str]
     catalog_settings: dict[str, str] = field(default_factory=dict)
-    # The rewrite to the layout meant, as statements, whether advised or not (`--force-rewrite`).
+    # The rewrite to the layout meant, as statements, whether advised or not (what a scratch copy runs).
     proposed: list[Statement] = field(default_factory=list)
+    basis: str = PREDICTED  # what the verdict rests on: gain.ON_COPY, or gain.PREDICTED
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,6 +126,7 @@ def advise(
     model: PlanningModel | None,
     target_bytes: int | None = None,
     written: Sizes | None = None,
+    measured: list[dict[str, Any]] | None = None,
 ) -> Advice:
     """The advice for one table state: the verdict, target size, the simulated rewrite,
     predictions, statements, notes. A registered copy (`source.copy`) shares its files with the
@@ -136,6 +138,8 @@ def advise(
             rewrite improves is left alone.
         written: the bytes per manifest and per entry a rewrite writes
             (`manifest_bytes.written_sizes`); None: the line of the table's own manifests.
+        measured: the simulated rewrite measured on a scratch copy, per window
+            (`Diagnosis.before_after` rows): the verdict rests on it (`gain.measured_verdict`).
     """
     data = h.data_manifests
     mine = data[data.spec_id == meta.default_spec_id]
@@ -158,9 +162,11 @@ def advise(
         if len(spec.fields) > 1 and spec.fields[0] != tfield:
             cluster = [tfield.name, *(f.name for f in spec.fields if f != tfield)]
     sim, weighed = None, Weighed("healthy", "no default partition spec")
-    if meta.default_spec_id in meta.specs and target is not None:
+    if not live_entries and not len(data):
+        weighed = Weighed("healthy", "empty: no data file and no data manifest, nothing to do")
+    elif meta.default_spec_id in meta.specs and target is not None:
         sim = simulate(meta, target, cluster, written)
-        weighed = weigh(h, meta, sim, model)
+        weighed = weigh(h, meta, sim, model, measured)
     rewrite = weighed.advised and target is not None
     after = len(sim.rewritten) if sim is not None and sim.changes else None
     units_per_manifest = len(per_unit) / after if after else None
@@ -236,6 +242,7 @@ def advise(
         notes=notes,
         catalog_settings=source.catalog_settings(),
         proposed=proposed,
+        basis=weighed.basis,
     )
 
 
@@ -391,6 +398,7 @@ def run_statements(
     journal_dir: Path | None = None,
     table: str = "",
     properties: dict[str, str] | None = None,
+    failpoint: str = "doctor.apply",
 ) -> list[dict[str, Any]]:
     """Run the statements `--apply` runs, in order; what ran, how long each took and when. When one
     fails, the `restore_target` statements still to come run before the error goes up, so the
@@ -407,7 +415,7 @@ def run_statements(
     try:
         while pending:
             st = pending[0]
-            failpoints.point("doctor.apply")
+            failpoints.point(failpoint)  # the kill tests' (doctor.apply; doctor.scratch on a copy)
             failpoints.oom("doctor.statement", spark)  # a statement that fails (the tests')
             failpoints.stall("doctor.statement", spark)  # a writer commits meanwhile (the tests')
             t0, started_ms = time.perf_counter(), time.time_ns() // 1_000_000
@@ -453,17 +461,3 @@ def _run(spark: SparkSession, st: Statement) -> None:
     else:
         # The PySpark line built in `advise`, run as printed (no SQL procedure does this step).
         exec(st.text, {"spark": spark})
-
-
-def register_copy(spark: SparkSession, source: Source, meta: Metadata, copy_source: Source) -> None:
-    """Register `copy_source` from the table's current metadata file (no data copied).
-
-    An older copy of the same name is dropped first, never purged: its files are the table's.
-    """
-    if not meta.metadata_file:
-        raise RuntimeError(f"{source.describe()}: no current metadata file to copy")
-    spark.sql(f"DROP TABLE IF EXISTS {copy_source.name}")
-    spark.sql(
-        f"CALL {copy_source.catalog}.system.register_table(table => '{copy_source.ident}', "
-        f"metadata_file => '{meta.metadata_file}')"
-    ).collect()

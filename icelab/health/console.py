@@ -13,7 +13,7 @@ from icelab.health.anchor import MEASURED
 from icelab.health.check import NULL_TIME, OUTSIDE, Health
 from icelab.health.deletes import kinds_text
 from icelab.health.diagnosis import BEFORE_REWRITE, SHOWN_PROPERTIES, Diagnosis, Visit
-from icelab.health.measured import WARMUPS
+from icelab.health.measured import ROUND_CAP, STEADY, TIME_CAP, WARMUPS
 from icelab.health.orphans import orphans_text
 from icelab.health.reader import READER
 from icelab.health.target import binary_text
@@ -119,7 +119,7 @@ def _after_text(p: dict[str, Any]) -> str:
     if p.get("after_predicted_ms") is None:
         return ""
     low, high = p["after_range_ms"]
-    text = f" ~{p['after_predicted_ms']:.0f} ms [{low:.0f}-{high:.0f}]"
+    text = f" predicted ~{p['after_predicted_ms']:.0f} ms [{low:.0f}-{high:.0f}]"
     if p.get("after_basis") == MEASURED:
         return text + f" (x{p['ratio_predicted']:.2f} of the measured, the model's ratio)"
     return text + " (calibration, not measured)"
@@ -181,19 +181,32 @@ def _predicted(w: dict[str, Any]) -> str:
 
 
 def render_measured(
-    v: Visit, plans: int, when: str = "now", budget_s: float | None = None, warmups: int = WARMUPS
+    v: Visit,
+    plans: int,
+    when: str = "now",
+    budget_s: float | None = None,
+    warmups: int = WARMUPS,
+    rounds: dict[str, Any] | None = None,
 ) -> list[str]:
-    """Per window: planning measured on the table `when` (median of `plans` plans), beside the
-    cost model's prediction; one line saying so when nothing was measured."""
+    """Per window: planning measured on the table `when` (median of `plans` plans, or of the last
+    two blocks of the `rounds` run until steady), beside the cost model's prediction; one line
+    saying so when nothing was measured."""
     windows = v.health.windows
     if not windows:
         return []
     if plans <= 0:
         return [f"  planning {when}: not measured (--measure-plans 0)"]
     budget = "" if budget_s is None else f", within {budget_s:g} s"
+    if rounds and rounds.get("stopped") in (STEADY, TIME_CAP, ROUND_CAP):
+        which = (
+            f"the median of the last {plural(2 * plans, 'plan')} of {plural(rounds['rounds'], 'round')} "
+            f"(stopped: {rounds['stopped']})"
+        )
+    else:
+        which = f"the median of at least {plural(plans, 'plan')}"
     lines = [
         f"  planning {when}, measured on the table at snapshot {v.meta.current_snapshot_id} (count query "
-        f"per window, planned, not run; the median of at least {plural(plans, 'plan')} after "
+        f"per window, planned, not run; {which} after "
         f"{plural(warmups, 'warm-up round')}, windows interleaved, and its 95% interval{budget}):"
     ]
     for w in windows:
@@ -251,6 +264,56 @@ def render_before_after(diagnosis: Diagnosis) -> list[str]:
     return lines
 
 
+def _range(ms: float, range_ms: Sequence[float] | None) -> str:
+    low, high = range_ms or (ms, ms)
+    return f"{ms:.0f} [{low:.0f}-{high:.0f}]"
+
+
+TIME_PARTS = {
+    "read": "reading the table",
+    "scratch_register": "the scratch copy",
+    "scratch_rewrite": "its rewrite",
+    "scratch_read": "reading it",
+    "planning_rounds": "planning rounds",
+    "scratch_remove": "removing it",
+}
+
+
+def render_scratch(diagnosis: Diagnosis) -> list[str]:
+    """The rewrite measured on the scratch copy: per window, manifests and planning now -> after,
+    measured in the same rounds; how the rounds stopped; where the time went."""
+    info = diagnosis.scratch_info
+    if not info:
+        return []
+    where = f"kept at {info['directory']}" if info["kept"] else "removed"
+    stopped = f"{plural(info.get('rounds', 0), 'round')}, stopped: {info.get('stopped') or 'not planned'}"
+    lines = [
+        f"measured on a scratch copy ({info['table']}: the table's metadata only, in icelab's own catalog "
+        f"under the results directory; {where}): the rewrite the advice means, then the table and the copy "
+        f"planned in the same rounds until steady ({stopped}; ms, median [95% interval])"
+    ]
+    # With --copy, the before -> after block below has these rows, beside the predictions.
+    for r in [] if diagnosis.copy else diagnosis.measured_after():
+        text = f"  {r['window']:>5}: {r['before_manifests']} -> {r['after_manifests']} manifests"
+        if r["before_measured_ms"] is not None and r["after_measured_ms"] is not None:
+            now, after = r["before_measured_ms"], r["after_measured_ms"]
+            text += (
+                f"; {_range(now, r['before_measured_range_ms'])} -> "
+                f"{_range(after, r['after_measured_range_ms'])} ms ({(after - now) / now:+.0%})"
+            )
+        lines.append(text)
+    fixed = [v.health.fixed for v in (diagnosis.first, diagnosis.scratch) if v is not None]
+    if all(f.get("measured_ms") is not None for f in fixed) and len(fixed) == 2:
+        lines.append(
+            f"   none: {_range(fixed[0]['measured_ms'], fixed[0]['measured_range_ms'])} -> "
+            f"{_range(fixed[1]['measured_ms'], fixed[1]['measured_range_ms'])} ms (a window past the newest "
+            "data: the fixed part)"
+        )
+    spent = info.get("seconds", {})
+    lines.append("  time: " + ", ".join(f"{TIME_PARTS.get(k, k)} {v:.1f} s" for k, v in spent.items()))
+    return lines
+
+
 def render(diagnosis: Diagnosis) -> str:
     """The whole console report."""
     first = diagnosis.first
@@ -280,9 +343,12 @@ def render(diagnosis: Diagnosis) -> str:
             diagnosis.measure_plans,
             budget_s=diagnosis.measure_budget_s,
             warmups=diagnosis.measure_warmups,
+            rounds=diagnosis.scratch_info,
         ),
         *render_advice(first.advice, applied=ran, plan=diagnosis.plan),
     ]
+    if diagnosis.scratch_info:
+        lines += ["", *render_scratch(diagnosis)]
     if diagnosis.applied:
         lines += ["", "applied" + (f" on the copy {diagnosis.copy}" if diagnosis.copy else "") + ":"]
         lines += [f"  {a['action']} ({a['seconds']:.2f} s): {a['text']}" for a in diagnosis.applied]
@@ -311,6 +377,7 @@ def render(diagnosis: Diagnosis) -> str:
         f"{_mb(heap.get('driver_heap_peak_bytes'))} (its pools' peaks summed) of "
         f"{_mb(heap.get('driver_heap_max_bytes'))}",
         f"verdict: {last.advice.verdict}"
+        + (f" ({last.advice.basis})" if last is diagnosis.first and last.advice.proposed else "")
         + (f"; actions: {', '.join(last.advice.actions)}" if last.advice.actions else "")
         + f" (exit {diagnosis.exit_code})",
     ]

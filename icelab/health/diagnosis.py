@@ -19,7 +19,7 @@ from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
 from icelab.health import journal
-from icelab.health.advice import Advice, advise, put_back, register_copy, run_statements
+from icelab.health.advice import Advice, advise, put_back, run_statements
 from icelab.health.anchor import MIN_PLANS, fixed_window
 from icelab.health.check import (
     Health,
@@ -30,7 +30,7 @@ from icelab.health.check import (
 )
 from icelab.health.commits import Interleaved, interleaved
 from icelab.health.forecast import PlanningModel
-from icelab.health.gain import MIN_GAIN_SHARE, decided
+from icelab.health.gain import decided, measured_slower
 from icelab.health.manifest_bytes import written_sizes
 from icelab.health.measured import (
     NOT_MEASURED,
@@ -43,7 +43,8 @@ from icelab.health.measured import (
 )
 from icelab.health.reader import READER, Metadata, read
 from icelab.health.rewrite import Sizes
-from icelab.health.source import Source, connect, copy_of, load
+from icelab.health.scratch import open_copy, sweep
+from icelab.health.source import Source, connect, load
 
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
 # `--apply` left some window planning more manifests than before (or slower beyond the model's error).
@@ -97,9 +98,12 @@ class Visit:
     advice: Advice
     written: Sizes | None = None  # bytes a rewrite writes (manifest_bytes.written_sizes)
 
-    def readvise(self, model: PlanningModel | None, target: int | None) -> None:
-        """The advice again, on the plans the windows hold now."""
-        self.advice = advise(self.health, self.meta, self.source, model, target, self.written)
+    def readvise(
+        self, model: PlanningModel | None, target: int | None, measured: list[dict[str, Any]] | None = None
+    ) -> None:
+        """The advice again, on the plans the windows hold now (and the rewrite `measured` on a
+        scratch copy, where it was)."""
+        self.advice = advise(self.health, self.meta, self.source, model, target, self.written, measured)
 
 
 @dataclass
@@ -121,6 +125,11 @@ class Diagnosis:
     now_again: list[dict[str, Any]] = field(default_factory=list)
     # After `--apply`: the commits since the first read, the doctor's rewrite among them.
     commits: Interleaved | None = None
+    # The scratch copy rewritten to the layout meant (`scratch`), as read after the rewrite; with
+    # `--copy` it is the last state too. None where nothing was measured on a copy.
+    scratch: Visit | None = None
+    # How the scratch copy went: where, kept or removed, its rounds of plans, its time split.
+    scratch_info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def first(self) -> Visit:
@@ -143,11 +152,21 @@ class Diagnosis:
         the plans measured first), and the two ratios after/now; empty without `--apply`."""
         if len(self.visits) < 2:
             return []
-        after = {w["window"]: w for w in self.last.health.windows}
-        again = {w["window"]: w for w in self.now_again}
+        return self._pairs(self.before, self.last, self.now_again)
+
+    def measured_after(self) -> list[dict[str, Any]]:
+        """`before_after`'s rows for the rewrite measured on the scratch copy: the table as first
+        read against the copy, planned in the same rounds; empty where no copy was measured."""
+        if self.scratch is None:
+            return []
+        return self._pairs(self.first, self.scratch, self.first.health.windows)
+
+    def _pairs(self, before: Visit, last: Visit, now_again: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        after = {w["window"]: w for w in last.health.windows}
+        again = {w["window"]: w for w in now_again}
         predicted = {p["window"]: p for p in self.first.advice.predictions}
         rows = []
-        for b in self.before.health.windows:
+        for b in before.health.windows:
             a = after.get(b["window"])
             if a is None:
                 continue
@@ -179,7 +198,7 @@ class Diagnosis:
         """Per window, the figures a user acts on (report.json's `windows`, docs/results.md): the
         plans measured now, the planning predicted after the advised rewrite and on what basis,
         and after `--apply` the plans measured before and after it, interleaved."""
-        done = {r["window"]: r for r in self.before_after()}
+        done = {r["window"]: r for r in self.before_after() or self.measured_after()}
         rows = []
         for p in self.first.advice.predictions:
             row = {k: p.get(k) for k in WINDOW_KEYS}
@@ -191,7 +210,10 @@ class Diagnosis:
 
     @property
     def worse(self) -> bool:
-        """Whether what was applied left some window planning more manifests or slower."""
+        """Whether what was applied left some window planning more manifests or slower (on a
+        copy, a rewrite the doctor declined does not count: that is why it declined it)."""
+        if self.copy and "rewrite_manifests" not in self.first.advice.actions:
+            return False
         return any(r["worse"] for r in self.before_after())
 
     @property
@@ -256,8 +278,11 @@ class Diagnosis:
             "applied": self.applied,
             "commits": self.commits.as_json() if self.commits else None,
             "copy": self.copy,
+            "scratch": self.scratch_info or None,
+            "basis": self.first.advice.basis,
             "windows": self.windows(),
             "before_after": self.before_after(),
+            "measured_after": self.measured_after(),
             "worse": self.worse,
             "verdict": self.last.advice.verdict,
             "actions": self.last.advice.actions,
@@ -273,36 +298,15 @@ def visit(
     policy: Policy,
     model: PlanningModel | None,
     target: int | None,
-    measure_plans: int = 0,
-    measure_budget_s: float | None = None,
     jar_name: str | None = None,
-    measure_warmups: int = WARMUPS,
     snapshot_id: int | None = None,
 ) -> Visit:
     """Read one table state at one snapshot (`snapshot_id`, else the current one when the read
-    begins), judge it, and time at least `measure_plans` plans of each window on it (after
-    `measure_warmups` untimed rounds, within `measure_budget_s` seconds), more while the verdict
-    is undecided (`gain.decided`); the advice rests on those plans."""
+    begins), judge it and advise on it; nothing is planned (`_measure_first`, `_measure_pair`)."""
     meta = read(spark, source, jtable, policy.small_file_bytes, jar_name, snapshot_id)
     health = examine(meta, state, source.describe(), policy, model, copy=source.copy)
     written = written_sizes(spark, jtable, meta.format_version, meta.current_snapshot_id, jar_name=jar_name)
-    found = Visit(source, meta, health, advise(health, meta, source, model, target, written), written)
-    fixed = fixed_window(health.windows)
-    if fixed is not None and measure_plans > 0:
-        health.fixed = fixed
-    ratios = {p["window"]: p.get("model_ratios") for p in found.advice.predictions}
-    measure_windows(
-        spark,
-        source,
-        meta,
-        [*health.windows, *([fixed] if health.fixed else [])],
-        measure_plans,
-        measure_budget_s,
-        measure_warmups,
-        enough=lambda: decided(health, ratios),
-    )
-    found.readvise(model, target)
-    return found
+    return Visit(source, meta, health, advise(health, meta, source, model, target, written), written)
 
 
 def diagnose(
@@ -313,57 +317,52 @@ def diagnose(
     model: PlanningModel | None,
     target: int | None = None,
     apply: bool = False,
-    copy_to: str | None = None,
-    force_rewrite: bool = False,
+    copy: bool = False,
+    scratch_dir: Path | None = None,
+    keep_copy: bool = False,
     journal_dir: Path | None = None,
     measure_plans: int = 0,
     measure_budget_s: float | None = None,
     measure_warmups: int = WARMUPS,
 ) -> Diagnosis:
-    """Reach the table, judge it, and with `apply` run the advice and judge again.
+    """Reach the table, judge it on its simulated rewrite measured on a scratch copy, and with
+    `apply` run the advice on the table and judge again.
 
     Args:
         source: the table as `source.resolve` gave it.
-        copy_to: apply on a copy registered from the table's current metadata (a table read by
-            its metadata file gets a Hadoop catalog on this directory); None applies in place.
-        force_rewrite: with `apply` on a copy, rewrite it to the layout meant even when the advice
-            is not to (the decision check measures what a rewrite the doctor declined would do).
+        apply: run the advice on the table itself, then judge again.
+        copy: run the whole advice (expiry too) on the scratch copy, and judge the copy after it
+            as the last state; the table is not changed.
+        scratch_dir: where scratch copies go (`scratch`); None: nothing is measured on a copy,
+            and the "after" is predicted.
+        keep_copy: leave the scratch copy in place (its directory is in `scratch_info`).
         journal_dir: where `--apply` journals what it changes (`journal`); an unfinished journal
             of the table found there is finished first. None: no journal.
-        measure_plans: timed plans of each window's count query on each state (0: none).
+        measure_plans: timed plans of each window's count query on each state (0: none); the
+            rewrite is measured on a copy from MIN_PLANS plans, until steady.
         measure_budget_s: seconds that measuring may take on each state (None: no limit;
             `measured.measure_windows`).
         measure_warmups: untimed plans of each window before its timed ones.
 
     Raises:
-        UserError: unknown table, unreachable catalog, not an Iceberg table, or `apply` on a table
-            that cannot take a commit.
+        UserError: unknown table, unreachable catalog, not an Iceberg table, `apply` on a table
+            that cannot take a commit, or a scratch copy that cannot be written.
     """
     t0 = time.perf_counter()
     reset_heap_peak(spark)
     source = connect(spark, engine, source)
-    if apply and copy_to is None and not source.writable:
+    if apply and not source.writable:
         raise UserError(
             f"'{source.given}' is read by its metadata file, so nothing can be committed to it: "
             "give --copy, or name the table through its catalog"
         )
     if journal_dir is not None and source.name:
         journal.recover(journal_dir, _identity(source), put_back(spark, source.name))
+    if scratch_dir is not None:
+        sweep(scratch_dir)  # the copies killed runs left
     jtable = load(spark, source)
     load_seconds = time.perf_counter() - t0
-    first = visit(
-        spark,
-        source,
-        jtable,
-        "current",
-        policy,
-        model,
-        target,
-        measure_plans,
-        measure_budget_s,
-        engine.iceberg_jar,
-        measure_warmups,
-    )
+    first = visit(spark, source, jtable, "current", policy, model, target, jar_name=engine.iceberg_jar)
     diagnosis = Diagnosis(
         [first],
         load_seconds,
@@ -372,84 +371,126 @@ def diagnose(
         measure_budget_s=measure_budget_s,
         measure_warmups=measure_warmups,
     )
-    force_rewrite = force_rewrite and copy_to is not None and bool(first.advice.proposed)
-    if apply and (first.advice.actions or force_rewrite):
-        _apply(spark, engine, source, jtable, policy, target, copy_to, diagnosis, force_rewrite, journal_dir)
+    measurable = measure_plans >= MIN_PLANS and bool(first.advice.proposed) and bool(first.health.windows)
+    if scratch_dir is not None and (measurable or (copy and (first.advice.proposed or first.advice.actions))):
+        _on_scratch(spark, engine, source, jtable, policy, target, diagnosis, scratch_dir, copy, keep_copy)
+    else:
+        _measure_first(spark, diagnosis, target)
+    if apply and first.advice.actions:
+        _apply(spark, source, jtable, policy, target, diagnosis, engine.iceberg_jar, journal_dir)
     diagnosis.seconds = time.perf_counter() - t0
     diagnosis.heap = driver_heap(spark)
     return diagnosis
 
 
-def _apply(
+def _measure_first(spark: SparkSession, diagnosis: Diagnosis, target: int | None) -> None:
+    """Plan the windows of the table as first read (and its fixed plan), more while the predicted
+    verdict is undecided (`gain.decided`), then advise again on those plans."""
+    first, plans = diagnosis.first, diagnosis.measure_plans
+    health = first.health
+    fixed = fixed_window(health.windows)
+    if fixed is not None and plans > 0:
+        health.fixed = fixed
+    ratios = {p["window"]: p.get("model_ratios") for p in first.advice.predictions}
+    measure_windows(
+        spark,
+        first.source,
+        first.meta,
+        [*health.windows, *([fixed] if health.fixed else [])],
+        plans,
+        diagnosis.measure_budget_s,
+        diagnosis.measure_warmups,
+        enough=lambda: decided(health, ratios),
+    )
+    first.readvise(diagnosis.model, target)
+
+
+def _on_scratch(
     spark: SparkSession,
     engine: EngineConfig,
     source: Source,
     jtable: Any,
     policy: Policy,
     target: int | None,
-    copy_to: str | None,
     diagnosis: Diagnosis,
-    force_rewrite: bool = False,
+    scratch_dir: Path,
+    copy: bool,
+    keep_copy: bool,
+) -> None:
+    """Rewrite a scratch copy to the layout meant (with `copy`, run the advised expiry there too),
+    plan the table and the copy in the same rounds until steady, and advise on what was measured.
+    The copy is removed at the end unless `keep_copy`."""
+    first, model = diagnosis.first, diagnosis.model
+    split: dict[str, float] = {"read": round(first.meta.read_seconds + diagnosis.load_seconds, 3)}
+    t0 = time.perf_counter()
+    scratch = open_copy(spark, engine, source, jtable, first.meta.metadata_file or "", scratch_dir, keep_copy)
+    split["scratch_register"] = round(time.perf_counter() - t0, 3)
+    info: dict[str, Any] = {"directory": str(scratch.root), "table": scratch.source.name, "kept": keep_copy}
+    try:
+        plan = advise(first.health, first.meta, scratch.source, model, target, first.written)
+        ran = [*plan.proposed, *(s for s in plan.statements if copy and s.action == "expire_snapshots")]
+        t0 = time.perf_counter()
+        applied = run_statements(spark, ran, failpoint="doctor.scratch")
+        split["scratch_rewrite"] = round(time.perf_counter() - t0, 3)
+        t0 = time.perf_counter()
+        state = "after_apply (copy)" if copy else "after rewrite (scratch copy)"
+        jar = engine.iceberg_jar
+        after = visit(spark, scratch.source, scratch.jtable, state, policy, model, target, jar_name=jar)
+        split["scratch_read"] = round(time.perf_counter() - t0, 3)
+        diagnosis.scratch = after
+        diagnosis.now_again = first.health.windows
+        rounds = _measure_pair(spark, diagnosis, first, after)
+        split["planning_rounds"] = rounds.pop("seconds", 0.0)
+        info |= rounds
+        first.readvise(model, target, diagnosis.measured_after())
+        after.readvise(model, target)
+        if copy:
+            plan.statements = ran
+            diagnosis.visits.append(after)
+            diagnosis.applied, diagnosis.plan, diagnosis.copy = applied, plan, scratch.source.name
+    finally:
+        t0 = time.perf_counter()
+        if keep_copy:
+            scratch.release()
+        else:
+            scratch.remove()
+        split["scratch_remove"] = round(time.perf_counter() - t0, 3)
+        diagnosis.scratch_info = info | {"seconds": split}
+
+
+def _apply(
+    spark: SparkSession,
+    source: Source,
+    jtable: Any,
+    policy: Policy,
+    target: int | None,
+    diagnosis: Diagnosis,
+    jar_name: str | None,
     journal_dir: Path | None = None,
 ) -> None:
-    """Run the first state's advice (on a registered copy with `copy_to`; with `force_rewrite`,
-    the rewrite to the layout meant too), then judge again."""
+    """Run the first state's advice on the table, then judge again."""
     first, model = diagnosis.first, diagnosis.model
-    where, jwhere, copy = source, jtable, False
-    if copy_to is not None:
-        where = connect(spark, engine, copy_of(source, copy_to))
-        if where.kind == "hadoop" and where.catalog and where.ident and "." in where.ident:
-            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {where.catalog}.{where.ident.rsplit('.', 1)[0]}")
-        register_copy(spark, source, first.meta, where)
-        if journal_dir is not None:
-            # A copy of the same name an earlier killed --copy left: registered afresh, its journal goes.
-            journal.finish(journal_dir / journal.key(_identity(where)))
-        jwhere, copy = load(spark, where), True
-        diagnosis.copy = where.name
-    plan = advise(first.health, first.meta, where, model, target, first.written) if copy else first.advice
-    diagnosis.plan = plan
-    statements = plan.statements
-    if force_rewrite and "rewrite_manifests" not in first.advice.actions:
-        statements = [*plan.proposed, *statements]
-    props = first.meta.properties
-    diagnosis.applied = run_statements(spark, statements, journal_dir, _identity(where), props)
+    diagnosis.plan = first.advice
+    diagnosis.applied = run_statements(
+        spark, first.advice.statements, journal_dir, _identity(source), first.meta.properties
+    )
     rewrite_ran = next((a["ran_ms"] for a in diagnosis.applied if a["action"] == "rewrite_manifests"), None)
-    # A copy is registered at the first read's snapshot; the table itself may have moved on.
-    found = interleaved(jwhere, first.meta.current_snapshot_id, rewrite_ran)
+    found = interleaved(jtable, first.meta.current_snapshot_id, rewrite_ran)
     diagnosis.commits = found
     ours = found.ours
     if ours is not None and found.before:
         # Others committed before the rewrite: the rewrite is judged against its own parent.
-        before = visit(
-            spark,
-            where,
-            jwhere,
-            BEFORE_REWRITE,
-            policy,
-            model,
-            target,
-            0,
-            None,
-            engine.iceberg_jar,
-            snapshot_id=ours.parent_id,
-        )
+        parent = ours.parent_id
+        before = visit(spark, source, jtable, BEFORE_REWRITE, policy, model, target, jar_name, parent)
         diagnosis.visits.append(before)
-    state = "after_apply (copy)" if copy else "after_apply"
-    after = visit(
-        spark,
-        where,
-        jwhere,
-        state,
-        policy,
-        model,
-        target,
-        0,
-        None,
-        engine.iceberg_jar,
-        snapshot_id=ours.snapshot_id if ours is not None else None,
-    )
+    snapshot = ours.snapshot_id if ours is not None else None
+    after = visit(spark, source, jtable, "after_apply", policy, model, target, jar_name, snapshot)
     diagnosis.visits.append(after)
-    _measure_both(spark, diagnosis, after)
+    before = diagnosis.before
+    diagnosis.now_again = [
+        {k: w[k] for k in ("window", "start_us", "end_us")} for w in before.health.windows if "start_us" in w
+    ]
+    _measure_pair(spark, diagnosis, before, after, diagnosis.now_again)
     after.readvise(model, target)
 
 
@@ -458,44 +499,44 @@ def _identity(source: Source) -> str:
     return journal.identity(source.location, source.kind, source.uri, source.ident)
 
 
-def _measure_both(spark: SparkSession, diagnosis: Diagnosis, after: Visit) -> None:
-    """Plan the table before the rewrite (`Diagnosis.before`, at its snapshot) and after it, in
-    the same interleaved rounds, so that both are measured alike in this session
-    (`measured.measure_states`): the after state's windows, and `diagnosis.now_again`, the windows
-    before, planned again."""
-    before = diagnosis.before
-    diagnosis.now_again = [
-        {k: w[k] for k in ("window", "start_us", "end_us")} for w in before.health.windows if "start_us" in w
-    ]
+def _measure_pair(
+    spark: SparkSession,
+    diagnosis: Diagnosis,
+    before: Visit,
+    after: Visit,
+    now_windows: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Plan `before` (its windows, or `now_windows` planned again at its snapshot) and `after` in
+    the same interleaved rounds, each with its fixed plan, until steady where there are MIN_PLANS
+    plans a window (`measured.measure_states`), so both are measured alike in this session; how
+    the rounds went."""
+    now = before.health.windows if now_windows is None else now_windows
     if diagnosis.measure_plans <= 0:
-        for w in diagnosis.now_again:
+        for w in [*now, *after.health.windows]:
             w.update(NOT_MEASURED)
-        return
-    states = [
-        state_of(spark, "now", before.source, before.meta, diagnosis.now_again),
-        state_of(spark, "after", after.source, after.meta, after.health.windows),
-    ]
-    measure_states(
+        return {"rounds": 0, "stopped": None, "seconds": 0.0}
+    states = []
+    for label, seen, windows in (("now", before, now), ("after", after, after.health.windows)):
+        # Each state's fixed plan too: what the plan of a window holding no data costs on each layout.
+        fixed = fixed_window(windows)
+        if fixed is not None and (label == "after" or now_windows is None):
+            seen.health.fixed = fixed
+        cells = [*windows, *([fixed] if fixed is not None else [])]
+        states.append(state_of(spark, label, seen.source, seen.meta, cells))
+    return measure_states(
         spark,
         [s for s in states if s is not None],
         diagnosis.measure_plans,
         diagnosis.measure_budget_s,
         diagnosis.measure_warmups,
+        until_steady=diagnosis.measure_plans >= MIN_PLANS,
     )
 
 
 def _worse(row: dict[str, Any]) -> bool:
-    """Whether a window plans worse after `--apply`: more manifests, or, measured by MIN_PLANS plans
-    each, slower beyond both intervals of the median plans and by MIN_GAIN_SHARE of its planning
-    before (the advice's bar)."""
-    if row["after_manifests"] > row["before_manifests"]:
-        return True
-    now, after = row["before_measured_ms"], row["after_measured_ms"]
-    if now is None or after is None or row["measured_plans"] < MIN_PLANS:
-        return False
-    now_high = (row["before_measured_range_ms"] or [now, now])[1]
-    after_low = (row["after_measured_range_ms"] or [after, after])[0]
-    return after_low > now_high and after - now >= MIN_GAIN_SHARE * now
+    """Whether a window plans worse after a rewrite: more manifests, or, measured, slower beyond
+    both intervals of the median plans and by MIN_GAIN_SHARE of its planning before (`gain`)."""
+    return row["after_manifests"] > row["before_manifests"] or measured_slower(row)
 
 
 def save(run_dir: Path, diagnosis: Diagnosis) -> None:

@@ -20,15 +20,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icelab.core.units import plural
-from icelab.health.anchor import CALIBRATION, MEASURED, anchored, model_ratios, undecided
+from icelab.health.anchor import CALIBRATION, MEASURED, MIN_PLANS, anchored, model_ratios, undecided
 from icelab.health.check import Health, bounds_counts, window_kept
 from icelab.health.forecast import PlanningModel, window_reads
+from icelab.health.policy import LEVELS
 from icelab.health.reader import DATA, Metadata
 from icelab.health.rewrite import Simulated
 
 # A rewrite must save at least this share of a window's predicted planning to be worth its commit.
 MIN_GAIN_SHARE = 0.10
 HEALTHY = "healthy"
+# What a verdict rests on.
+ON_COPY = "measured on a scratch copy"
+PREDICTED = "predicted"
 
 
 @dataclass
@@ -39,6 +43,7 @@ class Weighed:
     why: str
     windows: list[dict[str, Any]] = field(default_factory=list)
     bounds_after: dict[str, float] = field(default_factory=dict)
+    basis: str = PREDICTED  # ON_COPY where the verdict rests on the rewrite measured on a copy
 
     @property
     def advised(self) -> bool:
@@ -62,10 +67,18 @@ def already_fine(h: Health, meta: Metadata) -> str | None:
     return None
 
 
-def weigh(h: Health, meta: Metadata, sim: Simulated, model: PlanningModel | None) -> Weighed:
-    """The verdict on rewriting this table state into the simulated layout `sim`."""
+def weigh(
+    h: Health,
+    meta: Metadata,
+    sim: Simulated,
+    model: PlanningModel | None,
+    measured: list[dict[str, Any]] | None = None,
+) -> Weighed:
+    """The verdict on rewriting this table state into the simulated layout `sim`: on the rewrite
+    `measured` on a scratch copy where its windows were measured (`measured_verdict`; the rules
+    are then reasons beside it), else on the prediction."""
     fine = already_fine(h, meta)
-    if fine is not None:
+    if fine is not None and not measured:
         return Weighed(HEALTHY, fine)
     parts = meta.partitions.copy()
     mans = sim.manifests.copy()
@@ -78,6 +91,14 @@ def weigh(h: Health, meta: Metadata, sim: Simulated, model: PlanningModel | None
     windows = [_pair(now, later) for now, later in pairs]
     if model is not None and windows:
         _predict(windows, h, [now for now, _ in pairs], model)
+    rules = [fine] if fine else []
+    if h.verdict == HEALTHY:
+        rules.append("no rule tripped: " + _rules_line(h))
+    found = measured_verdict(h.verdict, measured or [], rules)
+    if found is not None:
+        return Weighed(*found, windows, bounds_after, ON_COPY)
+    if fine is not None:
+        return Weighed(HEALTHY, fine)
     if h.verdict == HEALTHY:
         return Weighed(HEALTHY, "no rule tripped: " + _rules_line(h), windows, bounds_after)
     if not sim.changes:
@@ -218,4 +239,69 @@ def _decide(
         "not worth a rewrite: a partition would be planned from "
         f"{plural(bounds_after['median'], 'manifest')} "
         f"after it, {now_median:g} now (median)"
+    )
+
+
+def _measured(row: dict[str, Any]) -> bool:
+    return (
+        row.get("before_measured_ms") is not None
+        and row.get("after_measured_ms") is not None
+        and row.get("measured_plans", 0) >= MIN_PLANS
+    )
+
+
+def _apart(row: dict[str, Any]) -> tuple[float, float]:
+    """(now's low - after's high, after's low - now's high): above 0 where the medians' intervals
+    do not meet, faster or slower."""
+    now, after = row["before_measured_ms"], row["after_measured_ms"]
+    now_low, now_high = row.get("before_measured_range_ms") or (now, now)
+    after_low, after_high = row.get("after_measured_range_ms") or (after, after)
+    return now_low - after_high, after_low - now_high
+
+
+def measured_faster(row: dict[str, Any]) -> bool:
+    """Whether a window plans faster after the rewrite, measured: both medians of MIN_PLANS plans
+    at least, the after's interval wholly below the now's, and by MIN_GAIN_SHARE of the now."""
+    if not _measured(row):
+        return False
+    now, after = row["before_measured_ms"], row["after_measured_ms"]
+    return _apart(row)[0] > 0 and now - after >= MIN_GAIN_SHARE * now
+
+
+def measured_slower(row: dict[str, Any]) -> bool:
+    """Whether a window plans slower after, measured, beyond both intervals and by MIN_GAIN_SHARE."""
+    if not _measured(row):
+        return False
+    now, after = row["before_measured_ms"], row["after_measured_ms"]
+    return _apart(row)[1] > 0 and after - now >= MIN_GAIN_SHARE * now
+
+
+def measured_verdict(level: str, rows: list[dict[str, Any]], rules: list[str]) -> tuple[str, str] | None:
+    """The verdict on the rewrite measured on a scratch copy (`rows`: per window, manifests and
+    planning before and after, as `Diagnosis.before_after` gives them), at the rules' `level` when
+    they tripped, else the first level that advises; the rules that would have called the table
+    healthy (`rules`) are said beside it. None when no window was measured."""
+    timed = [r for r in rows if _measured(r)]
+    if not timed:
+        return None
+    beside = f" (the rules alone: {'; '.join(rules)})" if rules else ""
+    worse = [r for r in rows if r["after_manifests"] > r["before_manifests"] or measured_slower(r)]
+
+    def line(r: dict[str, Any]) -> str:
+        now, after = r["before_measured_ms"], r["after_measured_ms"]
+        return (
+            f"{r['window']} plans {r['before_manifests']} -> {r['after_manifests']} manifests, "
+            f"{now:.0f} -> {after:.0f} ms measured on a scratch copy ({(after - now) / now:+.0%})"
+        )
+
+    if worse:
+        return HEALTHY, f"not worth a rewrite: {line(worse[0])}{beside}"
+    faster = [r for r in timed if measured_faster(r)]
+    best = max(faster or timed, key=lambda r: r["before_measured_ms"] - r["after_measured_ms"])
+    if faster:
+        advised = level if level != HEALTHY else LEVELS[1]
+        return advised, f"worth a rewrite: {line(best)}, beyond both medians' intervals{beside}"
+    return HEALTHY, (
+        f"not worth a rewrite: at best {line(best)}, within the plans' noise or below "
+        f"{MIN_GAIN_SHARE:.0%} of the planning{beside}"
     )

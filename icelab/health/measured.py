@@ -44,6 +44,9 @@ WARMUP_S = 6.0
 MAX_WARMUPS = 30
 # The rounds `enough` may ask for, as a multiple of the minimum.
 MAX_FACTOR = 3
+# Rounds until steady may go on to this multiple of the minimum (then: "round cap").
+MAX_STEADY_FACTOR = 8
+STEADY, TIME_CAP, ROUND_CAP, ROUNDS_DONE = "steady", "time cap", "round cap", "rounds done"
 # Level of the interval of a window's median plan (distribution-free, from order statistics).
 LEVEL = 0.95
 # The view a table read by its metadata file is planned through (it has no name in a catalog).
@@ -101,6 +104,20 @@ def median_range(plans: Sequence[float], level: float = LEVEL) -> tuple[float, f
     return ordered[0], ordered[-1]
 
 
+def steady(plans: Sequence[float], block: int) -> bool:
+    """Whether a cell's plans are at steady state: its last two blocks of `block` plans have
+    medians that agree within their noise, each median inside the other block's interval of its
+    median (`median_range`). The first rounds of a session run slow (the JIT, the page cache): a
+    median taken over them is not the plan's cost."""
+    if block < 1 or len(plans) < 2 * block:
+        return False
+    earlier, later = plans[-2 * block : -block], plans[-block:]
+    m_earlier, m_later = statistics.median(earlier), statistics.median(later)
+    low_e, high_e = median_range(earlier)
+    low_l, high_l = median_range(later)
+    return low_e <= m_later <= high_e and low_l <= m_earlier <= high_l
+
+
 @dataclass
 class State:
     """One table state to plan: how SQL names it (at its snapshot) and its windows (updated in place)."""
@@ -155,10 +172,11 @@ def measure_states(
     budget_s: float | None = None,
     warmups: int = WARMUPS,
     enough: Callable[[], bool] | None = None,
-) -> None:
+    until_steady: bool = False,
+) -> dict[str, Any]:
     """Plan every window of every state in interleaved rounds and add to each window its median
     plan (measured_ms), its plans and their interval, the manifests Iceberg scanned, and the
-    snapshot planned (in place).
+    snapshot planned (in place); how the rounds went (rounds, stopped, seconds).
 
     Args:
         plans: timed rounds at least (0: nothing is planned).
@@ -169,12 +187,15 @@ def measure_states(
         warmups: untimed rounds before the timed ones.
         enough: asked after the minimum rounds and each one after; False asks for one more round,
             up to MAX_FACTOR x `plans` (None: exactly `plans` rounds).
+        until_steady: rounds go on until every cell is `steady` (blocks of `plans` plans), the
+            budget is spent ("time cap") or MAX_STEADY_FACTOR x `plans` rounds ran ("round cap");
+            each cell's figures are then its last two blocks' (`enough` is not asked).
     """
     cells = [(s, w) for s in states for w in s.windows]
     if plans <= 0 or not cells:
         for _, w in cells:
             w.update(NOT_MEASURED)
-        return
+        return {"rounds": 0, "stopped": None, "seconds": 0.0}
     t0 = time.perf_counter()
 
     def left() -> float | None:
@@ -209,11 +230,19 @@ def measure_states(
         r += 1
     timed = {i: [] for i in range(len(cells)) if i not in cold}
     scanned: dict[int, int | None] = {}
-    for r in range(plans * MAX_FACTOR):
-        if r >= plans and (enough is None or enough()):
+    kept = 2 * plans if until_steady else None  # the plans a cell's figures are of
+    stopped, rounds = ROUND_CAP, 0
+    for r in range(plans * (MAX_STEADY_FACTOR if until_steady else MAX_FACTOR)):
+        if until_steady and timed and all(steady(timed[i], plans) for i in timed):
+            stopped = STEADY
+            break
+        if not until_steady and r >= plans and (enough is None or enough()):
+            stopped = ROUNDS_DONE
             break
         if r > 0 and left() is not None and left() < sum(cost[i] for i in timed):
+            stopped = TIME_CAP
             break
+        rounds = r + 1
         order = list(timed) if r % 2 == 0 else _alternated(cells, timed)
         for i in order:
             s, w = cells[i]
@@ -225,7 +254,16 @@ def measure_states(
             timed[i].append(m.planning_ms or 0.0)
             _planned(spark, (m.planning_ms or 0.0) / 1000)
             scanned[i] = m.scan.get("manifests_scanned")
-            w.update(_summary(timed[i], False, scanned[i], s.snapshot_id))
+            w.update(_summary(timed[i][-kept:] if kept else timed[i], False, scanned[i], s.snapshot_id))
+            if kept:
+                w["all_plans_ms"] = [round(p, 1) for p in timed[i]]
+    else:
+        if until_steady and timed and all(steady(timed[i], plans) for i in timed):
+            stopped = STEADY
+    if until_steady:
+        for i in timed:
+            cells[i][1]["steady"] = steady(timed[i], plans)
+    return {"rounds": rounds, "stopped": stopped, "seconds": round(time.perf_counter() - t0, 3)}
 
 
 # Seconds of planning measured so far in each Spark application (its JVM), warm-ups included.

@@ -71,7 +71,7 @@ def shared_location(
     location's metadata directory (`register_table` keeps the original's location). There an
     orphan listing would name the original's live files, and remove_orphan_files delete them."""
     if copy:
-        return "a copy registered from another table's metadata: it shares that table's location"
+        return "a scratch copy of another table: the files its snapshots reference are that table's"
     if metadata_file and not metadata_path:
         expected = _dir(f"{location}/metadata")
         if _dir(metadata_file.rsplit("/", 1)[0]) != expected:

@@ -361,30 +361,6 @@ def attach(spark: SparkSession, engine: EngineConfig, source: Source) -> tuple[S
     return source, load(spark, source)
 
 
-def copy_of(source: Source, copies_dir: str) -> Source:
-    """Where a copy of the table is registered: beside it in its own catalog, or, for a table read
-    by its metadata file, in a Hadoop catalog on `copies_dir`."""
-    if source.kind == "path":
-        name = source.location.rstrip("/").rsplit("/", 3)[-3] if source.location else "table"
-        warehouse = storage.to_uri(copies_dir)
-        return _hadoop(f"copy of {source.given}", storage.join(warehouse, "doctor", f"{name}{COPY_SUFFIX}"))
-    ident = source.ident or ""
-    if source.kind == "hadoop" and source.location:
-        table_dir = f"{source.location.rstrip('/')}{COPY_SUFFIX}"
-        copy = _hadoop(f"copy of {source.given}", table_dir)
-        return Source(copy.given, "hadoop", source.catalog, copy.ident, table_dir, source.warehouse)
-    ns, _, name = ident.rpartition(".")
-    return Source(
-        f"copy of {source.given}",
-        source.kind,
-        source.catalog,
-        f"{ns}.{quote(name + COPY_SUFFIX)}",
-        None,
-        source.warehouse,
-        source.uri,
-    )
-
-
 def _engine(engine: EngineConfig, kind: str, uri: str | None) -> EngineConfig:
     return engine.model_copy(update={"catalog_type": kind, "catalog_uri": uri})
 

@@ -9,16 +9,20 @@ metadata only (no data read), without running a benchmark.
     icelab doctor /data/warehouse/db/events --apply           # run the advice, then check again
     icelab doctor /data/warehouse/db/events --measure-plans 0 # do not time plans on the table
     icelab doctor /data/warehouse/db/events --measure-budget none  # time every window, however long
-    icelab doctor /data/warehouse/db/events --copy            # the same on a registered copy
+    icelab doctor /data/warehouse/db/events --copy            # the same on a scratch copy
+    icelab doctor /data/warehouse/db/events --no-copy         # predict the after, measure no copy
     icelab doctor /wh/db/events /wh/db/orders                 # several tables, one Spark session
     icelab doctor --namespace db --warehouse /data/warehouse  # every table of a namespace
 
 The same as `python run.py experiment=doctor table=...` (conf/experiment/doctor.yaml); the report
-goes to the console and to results/runs/doctor/<run_id>/ (docs/doctor.md).
+goes to the console and to results/runs/doctor/<run_id>/ (docs/doctor.md). The rewrite the doctor
+means is measured on a scratch copy of the table's metadata, in a catalog of icelab's own under
+the results directory (icelab/health/scratch.py): nothing is written to the table or its catalog.
 
 Exit status: 0 healthy, 1 an action is advised (manifest rewrite or snapshot expiry), 2 bad input
 (one line on stderr), 3 a broken table (a metadata file, manifest list or manifest missing or
-unreadable: one line on stderr naming it; nothing written), 4 `--apply` left some window planning
+unreadable: one line on stderr naming it; nothing written; or a table the doctor could not check,
+one line), 4 `--apply` left some window planning
 worse (said in the report). Several tables are checked in one
 Spark session, each with its own run directory, then a summary; the exit status is the worst
 table's (the highest).
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -108,11 +113,20 @@ def parser() -> argparse.ArgumentParser:
         help="write the report as JSON to PATH too ('-': to standard output, instead of the text report)",
     )
     p.add_argument("--apply", action="store_true", help="run the advised statements, then check again")
-    p.add_argument("--copy", action="store_true", help="apply on a copy registered from the current metadata")
     p.add_argument(
-        "--force-rewrite",
+        "--copy",
         action="store_true",
-        help="with --copy: rewrite the copy to the layout meant even when not advised, and measure both",
+        help="run the advised statements on the scratch copy instead, and report on the copy",
+    )
+    p.add_argument(
+        "--no-copy",
+        action="store_true",
+        help="make no scratch copy: the planning after a rewrite is predicted, not measured",
+    )
+    p.add_argument(
+        "--keep-copy",
+        action="store_true",
+        help="leave the scratch copy under <results>/doctor-copies (it is removed otherwise)",
     )
     p.add_argument("--results", default=None, help="results directory (default: results)")
     p.add_argument(
@@ -183,7 +197,8 @@ def compose(args: argparse.Namespace, table: str) -> DictConfig:
         "experiment.rules": _rules(args.rule),
         "experiment.apply": args.apply,
         "experiment.copy": args.copy,
-        "experiment.force_rewrite": args.force_rewrite,
+        "experiment.scratch_copy": False if args.no_copy else None,
+        "experiment.keep_copy": args.keep_copy,
         "experiment.measure_plans": args.measure_plans,
         "experiment.json": args.json,
     }
@@ -227,6 +242,11 @@ def check(args: argparse.Namespace, table: str) -> Checked:
     except UserError as exc:
         print(f"icelab: error: {exc}", file=sys.stderr)
         verdict, code = "bad input", EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 (one table's failure never loses the others' reports)
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        logging.getLogger(__name__).debug("doctor on %s", table, exc_info=True)
+        print(f"icelab: cannot check {table}: {type(exc).__name__}: {first}", file=sys.stderr)
+        verdict, code = "not checked", EXIT_BROKEN
     active = SparkSession.getActiveSession()
     session = active.sparkContext.applicationId if active is not None else None
     return Checked(table, verdict, code, time.perf_counter() - t0, session)
@@ -268,8 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = cli.parse_args(argv)
     if not args.table and not args.namespace:
         cli.error("give a table, or --namespace")
-    if args.force_rewrite and not args.copy:
-        print("icelab: error: --force-rewrite rewrites a copy only: add --copy", file=sys.stderr)
+    if args.no_copy and (args.copy or args.keep_copy):
+        print("icelab: error: --no-copy makes no copy: drop --copy and --keep-copy", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
         print(f"icelab: error: --json {args.json}: no such directory to write it in", file=sys.stderr)

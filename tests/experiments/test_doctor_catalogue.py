@@ -24,9 +24,28 @@ def rows(ctx, tmp_path_factory) -> dict[str, dict[str, Any]]:
     warehouse = tmp_path_factory.mktemp("catalogue")
     model = fitted([REPO / "results"])
     found = check_catalogue(
-        ctx.spark, ctx.engine, warehouse, policy, model, tiny=True, measure_plans=1, measure_warmups=0
+        ctx.spark,
+        ctx.engine,
+        warehouse,
+        policy,
+        model,
+        tiny=True,
+        measure_plans=1,
+        measure_warmups=0,
+        scratch_dir=warehouse.parent / "catalogue-scratch",
     )
     return {r["shape"]: r for r in found}
+
+
+def test_the_doctor_leaves_no_trace_on_any_shape(rows, tmp_path_factory):
+    """Each shape's scratch copy is rewritten (and with --copy expired) while the warehouse's every
+    file and directory, the catalog's tables with them, keep their bytes and mtimes; the copies go."""
+    assert len(rows) == len(SHAPES) and all(r["traces"] == [] for r in rows.values()), [
+        (r["shape"], r["traces"][:3]) for r in rows.values() if r["traces"]
+    ]
+    assert sum(r["applied"] for r in rows.values()) >= 5  # copies were written: a rewrite on each
+    scratch = next(p for p in Path(tmp_path_factory.getbasetemp()).rglob("catalogue-scratch"))
+    assert [p for p in scratch.iterdir()] == []  # each copy removed when its shape was done
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)

@@ -215,3 +215,36 @@ def test_a_namespace_is_every_table_in_it(ctx, results, capsys, tmp_path_factory
     assert set(rows) == {"db.first", "db.second"} and code == max(rows.values()), err
     code, _, err = doctor(capsys, results, "--namespace", "nowhere", "--warehouse", str(warehouse))
     assert code == 2 and err.startswith("icelab: error: ") and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_namespace_of_edge_cases_reports_every_table(ctx, results, capsys, tmp_path_factory):
+    """A table created and never written is healthy with nothing to do (no chart to draw, no
+    crash); a broken one is one line and exit 3; neither loses the other tables' reports."""
+    spark, warehouse = ctx.spark, tmp_path_factory.mktemp("edge-warehouse")
+    register_iceberg_catalog(spark, "shapes_edge", storage.to_uri(str(warehouse)), ctx.engine)
+    spark_sql_shapes.create(spark, "shapes_edge", "empty")
+    spark_sql_shapes.one_append(spark, "shapes_edge", warehouse, "written")
+    spark_sql_shapes.missing_manifest(spark, "shapes_edge", warehouse, "broken")
+    # The tests' settings first, then charts on: the empty table's chart crashed the run once.
+    settings = [*(f"--set={o}" for o in SHRINK), "--set=charts=true"]
+    args = [
+        "--namespace",
+        "db",
+        "--warehouse",
+        str(warehouse),
+        "--measure-plans",
+        "0",
+        "--results",
+        str(results),
+    ]
+    code = doctor_main([*args, *settings])
+    captured = capsys.readouterr()
+    out, err = captured.out, captured.err
+    summary = out[out.index("summary: 3 tables in one Spark session") :].splitlines()
+    rows = {line.split()[0]: line.split()[1:] for line in summary[2:5]}
+    assert set(rows) == {"db.empty", "db.written", "db.broken"}, summary
+    assert rows["db.empty"][:2] == ["healthy", "0"] and rows["db.broken"][:2] == ["broken", "3"], rows
+    assert code == EXIT_BROKEN and "Traceback" not in err and "ValueError" not in err, err
+    empty = next(part for part in out.split("icelab doctor: ")[1:] if ".db.empty " in part.splitlines()[0])
+    assert "why: empty: no data file and no data manifest, nothing to do" in empty
+    assert "(charts: none (nothing to chart))" in empty and "nothing to do: healthy" in empty

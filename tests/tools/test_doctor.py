@@ -41,6 +41,19 @@ def main(argv: list[str], measure: bool = False) -> int:
     return doctor_main([*(f"--set={o}" for o in SHRINK), *argv, *skip])
 
 
+def killed(args: list[str], kill_at: str) -> subprocess.CompletedProcess:
+    """`icelab doctor ARGS` in a process of its own, killed with SIGKILL at the failpoint
+    `kill_at` (`icelab.core.failpoints`), with the tests' engine settings."""
+    return subprocess.run(
+        [sys.executable, "-m", "icelab", "doctor", *args, *(f"--set={o}" for o in SHRINK)],
+        cwd=REPO,
+        env={**os.environ, "ICELAB_KILL_AT": kill_at},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 START = dt.date(2026, 1, 1)
 
 
@@ -192,11 +205,16 @@ def test_copy_applies_on_a_registered_copy_and_leaves_the_table(ctx, bucketed, w
     before, files = snapshot_id(spark, table), metadata_files(warehouse, "bucketed")
     # The floor as target: two manifests, where the layout meant is one (a day-first cut shows then).
     code, report, _, out = doctor(
-        capsys, results, str(warehouse / "db" / "bucketed"), "--copy", "--target", "64KB"
+        capsys, results, str(warehouse / "db" / "bucketed"), "--copy", "--keep-copy", "--target", "64KB"
     )
     assert snapshot_id(spark, table) == before and metadata_files(warehouse, "bucketed") == files
     copy = report["copy"]
-    assert copy == f"{CATALOG}.db.bucketed_doctor_copy" and "applied on the copy" in out
+    # In icelab's own catalog, kept under the results directory (--keep-copy), not beside the table.
+    assert copy.endswith(".scratch.bucketed_doctor_copy") and "applied on the copy" in out
+    assert (
+        report["scratch"]["kept"] and Path(report["scratch"]["directory"]).parent == results / "doctor-copies"
+    )
+    assert sorted(p.name for p in (warehouse / "db").iterdir() if "bucketed" in p.name) == ["bucketed"]
     assert [a["action"] for a in report["applied"]] == ["set_target", "rewrite_manifests", "restore_target"]
     after = report["states"][1]
     assert after["state"] == "after_apply (copy)"
@@ -272,7 +290,7 @@ def test_an_old_metadata_json_is_read_by_path_and_applied_only_on_a_copy(
     code = main([str(old), "--apply", "--results", str(results)])
     _one_line_error(code, capsys.readouterr().err, "nothing can be committed to it: give --copy")
     code, report, _, _ = doctor(capsys, results, str(old), "--copy")
-    assert report["copy"].endswith(".doctor.daily_doctor_copy") and report["states"][1]["manifests"] < 5
+    assert report["copy"].endswith(".scratch.daily_doctor_copy") and report["states"][1]["manifests"] < 5
     assert snapshot_id(spark, daily) == before and metadata_files(warehouse, "daily") == files
 
 

@@ -29,7 +29,7 @@ def rewritten(ctx, tmp_path_factory, results) -> tuple[dict, dict]:
     table = identity_and_time(ctx.spark, CATALOG, warehouse, "events", appends=16, days=20, regions=4)
     out = io.StringIO()
     with redirect_stdout(out):
-        code = main([str(table), "--copy", "--results", str(results)])
+        code = main([str(table), "--copy", "--keep-copy", "--results", str(results)])
     _, first, _, _ = outcome(code, out.getvalue())
     return first, warehouse
 
@@ -39,7 +39,9 @@ def test_the_doctor_finds_nothing_to_rewrite_on_the_copy_it_rewrote(rewritten, r
     assert first["applied"], "the table was not advised a rewrite"
     meant = first["states"][0]["advice"]["manifests_meant"]
     assert first["states"][1]["manifests"] == meant  # one rewrite gives the layout meant
-    code, again, _, out = doctor(capsys, results, str(Path(warehouse) / "db" / "events_doctor_copy"))
+    # The kept copy is a Hadoop table of icelab's scratch catalog: <directory>/scratch/<name>.
+    kept = Path(first["scratch"]["directory"]) / "scratch" / "events_doctor_copy"
+    code, again, _, out = doctor(capsys, results, str(kept))
     state = again["states"][0]
     assert code == 0 and again["verdict"] == "healthy" and again["actions"] == [], state["why"]
     assert state["manifests"] == meant
@@ -64,8 +66,8 @@ def test_json_dash_prints_the_report_with_the_windows_measured_predicted_and_mea
 
     _, warehouse = rewritten
     table = str(Path(warehouse) / "db" / "events")
-    # --force-rewrite: the copy is rewritten whatever the measured verdict (plans vary by machine).
-    args = [table, "--copy", "--force-rewrite", "--json", "-", "--measure-plans", "3"]
+    # The copy is rewritten to the layout meant whatever the measured verdict (plans vary by machine).
+    args = [table, "--copy", "--json", "-", "--measure-plans", "3"]
     code = main([*args, "--results", str(results)], True)
     report = json.loads(capsys.readouterr().out)  # standard output is the JSON alone
     assert code == report["exit_code"] and report["applied"]

@@ -87,19 +87,19 @@ def test_measure_plans_0_plans_nothing_and_says_so(staggered, results, capsys, m
 def test_after_apply_on_a_copy_the_rewritten_state_is_measured_too(ctx, staggered, results, capsys):
     before = snapshot_id(ctx.spark, TABLE)
     _, report, _, out = doctor(
-        # --force-rewrite: the copy is rewritten whatever the measured verdict (plans vary by machine).
+        # The copy is rewritten to the layout meant whatever the measured verdict.
         capsys,
         results,
         str(staggered / "db" / "staggered"),
         *WINDOWS,
         "--copy",
-        "--force-rewrite",
         measure=True,
     )
     after = report["states"][1]
     assert after["state"] == "after_apply (copy)" and after["manifests"] < len(INSERTS)
     for w in after["windows"]:
-        assert w["manifests_scanned"] == w["manifests"] and w["measured_plans"] == 5, w
+        # The last two blocks of 5 plans, once steady (or as many as the budget gave).
+        assert w["manifests_scanned"] == w["manifests"] and w["measured_plans"] >= 5, w
     assert "planning after, measured on the table" in out
     assert snapshot_id(ctx.spark, TABLE) == before  # the copy was rewritten, not the table
 
@@ -133,8 +133,8 @@ def test_a_bad_budget_is_one_line(staggered, results, capsys, budget):
     _one_line_error(code, capsys.readouterr().err, f"bad --measure-budget '{budget}'")
 
 
-def test_force_rewrite_without_copy_is_one_line(staggered, results, capsys):
+def test_no_copy_with_copy_is_one_line(staggered, results, capsys):
     from tests.tools.test_doctor import _one_line_error, main
 
-    code = main([str(staggered / "db" / "staggered"), "--force-rewrite", "--results", str(results)])
-    _one_line_error(code, capsys.readouterr().err, "--force-rewrite rewrites a copy only: add --copy")
+    code = main([str(staggered / "db" / "staggered"), "--no-copy", "--copy", "--results", str(results)])
+    _one_line_error(code, capsys.readouterr().err, "--no-copy makes no copy: drop --copy and --keep-copy")

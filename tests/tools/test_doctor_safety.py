@@ -70,36 +70,36 @@ def test_a_copy_gets_no_orphan_statement_and_says_why(ctx, warehouse, results, c
             f"FROM range({j}, {j + 20})"
         )
     # --retain 0s: expiry on the copy drops every snapshot but the newest from the copy's metadata
-    # (never deleting files), so the original's manifest lists, in the location both share, look
-    # orphaned from the copy.
+    # (never deleting files); --keep-copy leaves the copy to look at afterwards.
     code, report, _, out = doctor(
-        capsys, results, str(warehouse / "db" / "orphaned"), "--copy", "--retain", "0s"
+        capsys, results, str(warehouse / "db" / "orphaned"), "--copy", "--keep-copy", "--retain", "0s"
     )
     original, copy = report["states"]
     assert copy["state"] == "after_apply (copy)"
-    assert copy["orphans"]["shared"].startswith("a copy registered from another table's metadata")
+    assert copy["orphans"]["shared"].startswith("a scratch copy")
     statements = [s for s in copy["advice"]["statements"] if s["action"] == "remove_orphans"]
     assert statements == [] and "orphans not advised" in " ".join(copy["advice"]["notes"])
-    assert "not counted: a copy registered" in out
+    assert "not counted: a scratch copy" in out
     assert "shared" not in original["orphans"]
-    # What was run on the copy deleted no file the original references; and the orphan call left
-    # out would have: run on the copy as a dry run, it lists the original's live files.
+    # What was run on the copy deleted no file the original references.
     expiry = [a["text"] for a in report["applied"] if a["action"] == "expire_snapshots"]
     assert len(expiry) == 1 and "cleanExpiredFiles(False)" in expiry[0]
     referenced = _referenced(spark, table)
     assert referenced and all(Path(p).exists() for p in referenced)
-    # The procedure refuses an older_than within a day, so the files are made 4 days old instead.
+    # The copy's location is its own: an orphan listing on it, everything aged past the procedure's
+    # limit of a day, names files under the copy's directory only, none of the original's.
+    kept = Path(report["scratch"]["directory"])
     aged = time.time() - 4 * 86400
-    for p in (warehouse / "db" / "orphaned").rglob("*"):
+    for p in [*(warehouse / "db" / "orphaned").rglob("*"), *kept.rglob("*")]:
         os.utime(p, (aged, aged))
-    copy_ident = report["copy"].split(".", 1)[1]
+    catalog, copy_ident = report["copy"].split(".", 1)
     listed = {
         _local(r[0])
         for r in spark.sql(
-            f"CALL {CATALOG}.system.remove_orphan_files(table => '{copy_ident}', dry_run => true)"
+            f"CALL {catalog}.system.remove_orphan_files(table => '{copy_ident}', dry_run => true)"
         ).collect()
     }
-    assert listed & referenced
+    assert not listed & referenced and all(p.startswith(str(kept)) for p in listed), listed
 
 
 def _local(uri: str) -> str:

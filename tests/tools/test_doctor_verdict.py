@@ -115,7 +115,7 @@ def copied(ctx, fragmented, results) -> tuple[list[int], list[int], tuple[int, d
     original = _manifests(ctx.spark, table)
     out = io.StringIO()
     with redirect_stdout(out):
-        code = main([str(fragmented), "--copy", "--results", str(results)])
+        code = main([str(fragmented), "--copy", "--keep-copy", "--results", str(results)])
     return original, _manifests(ctx.spark, table), outcome(code, out.getvalue())
 
 
@@ -138,7 +138,7 @@ def test_a_fragmented_table_is_advised_and_apply_on_a_copy_reads_fewer_manifests
 
     code, report, _, out = copy_outcome
     copy = report["copy"]
-    assert copy == f"{table}_doctor_copy" and after_copy == original  # the table untouched
+    assert copy.endswith(".scratch.fragmented_doctor_copy") and after_copy == original  # the table untouched
     assert _manifests(spark, table) == original
     before, after = ({w["window"]: w["manifests"] for w in s["windows"]} for s in report["states"])
     assert all(after[w] < before[w] for w in ("1d", "7d", "30d")), (before, after)  # measured on the copy

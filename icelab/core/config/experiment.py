@@ -131,7 +131,14 @@ class DoctorConfig(_Strict):
         default=None, description="null: the rules of conf/experiment/manifest_health.yaml"
     )
     apply: bool = False
-    copy_table: bool = Field(default=False, alias="copy", description="apply on a registered copy")
+    copy_table: bool = Field(
+        default=False, alias="copy", description="apply on a scratch copy (icelab.health.scratch)"
+    )
+    scratch_copy: bool = Field(
+        default=True,
+        description="measure the rewrite on a scratch copy, the verdict resting on it (false: predicted)",
+    )
+    keep_copy: bool = Field(default=False, description="leave the scratch copy under results/doctor-copies")
     measure_plans: int = Field(
         default=5,
         ge=0,
@@ -146,9 +153,6 @@ class DoctorConfig(_Strict):
     )
     json_out: str | None = Field(
         default=None, alias="json", description="write report.json here too ('-': standard output)"
-    )
-    force_rewrite: bool = Field(
-        default=False, description="with copy: rewrite the copy to the layout meant even when not advised"
     )
 
     @model_validator(mode="after")
@@ -189,10 +193,6 @@ class CatalogueConfig(_Strict):
         "prediction (0: none)",
     )
     measure_warmups: int = Field(default=2, ge=0, description="untimed rounds of plans before the timed ones")
-    force_rewrite: bool = Field(
-        default=False,
-        description="rewrite every shape's copy to the layout meant, advised or not (the decision check)",
-    )
     sitting: SittingLabel = None
 
 
