@@ -309,6 +309,8 @@ def render_scratch(diagnosis: Diagnosis) -> list[str]:
             f"{_range(fixed[1]['measured_ms'], fixed[1]['measured_range_ms'])} ms (a window past the newest "
             "data: the fixed part)"
         )
+    if info.get("note"):
+        lines.append(f"  note: {info['note']}")
     spent = info.get("seconds", {})
     lines.append("  time: " + ", ".join(f"{TIME_PARTS.get(k, k)} {v:.1f} s" for k, v in spent.items()))
     return lines

@@ -44,7 +44,7 @@ from icelab.health.measured import (
 from icelab.health.reader import READER, Metadata, read
 from icelab.health.rewrite import Sizes
 from icelab.health.scratch import open_copy, sweep
-from icelab.health.source import Source, connect, load
+from icelab.health.source import Source, connect, is_local, load
 
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
 # `--apply` left some window planning more manifests than before (or slower beyond the model's error).
@@ -426,6 +426,12 @@ def _on_scratch(
     scratch = open_copy(spark, engine, source, jtable, first.meta.metadata_file or "", scratch_dir, keep_copy)
     split["scratch_register"] = round(time.perf_counter() - t0, 3)
     info: dict[str, Any] = {"directory": str(scratch.root), "table": scratch.source.name, "kept": keep_copy}
+    if not is_local(first.meta.location):
+        # The copy lives under the results directory: its rewritten manifests are read locally.
+        info["note"] = (
+            f"the table's manifests are at {first.meta.location.split('://')[0]}://, the copy's rewritten "
+            "ones on local disk: the after leaves out the store's round trips per manifest"
+        )
     try:
         plan = advise(first.health, first.meta, scratch.source, model, target, first.written)
         ran = [*plan.proposed, *(s for s in plan.statements if copy and s.action == "expire_snapshots")]
@@ -518,11 +524,10 @@ def _measure_pair(
     states = []
     for label, seen, windows in (("now", before, now), ("after", after, after.health.windows)):
         # Each state's fixed plan too: what the plan of a window holding no data costs on each layout.
-        fixed = fixed_window(windows)
-        if fixed is not None and (label == "after" or now_windows is None):
+        fixed = fixed_window(windows) if label == "after" or now_windows is None else None
+        if fixed is not None:
             seen.health.fixed = fixed
-        cells = [*windows, *([fixed] if fixed is not None else [])]
-        states.append(state_of(spark, label, seen.source, seen.meta, cells))
+        states.append(state_of(spark, label, seen.source, seen.meta, [*windows, *([fixed] if fixed else [])]))
     return measure_states(
         spark,
         [s for s in states if s is not None],
