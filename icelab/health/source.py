@@ -69,8 +69,8 @@ class Source:
 
     @property
     def copy(self) -> bool:
-        """A copy the doctor registered (`copy_of` names it `<table>{COPY_SUFFIX}`), which shares
-        its files with the table."""
+        """A copy the doctor registered (`icelab.health.scratch` names it `<table>{COPY_SUFFIX}`),
+        which shares its files with the table."""
         return (self.ident or self.location or "").rstrip("/`").endswith(COPY_SUFFIX)
 
     @property
