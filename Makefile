@@ -53,4 +53,4 @@ reference: setup ## copy complete runs (RUNS="results/runs/<exp>/<id> ...") into
 	$(VENV)/bin/icelab reference $(RUNS)
 
 clean: ## remove generated state (datasets, outputs, run results)
-	rm -rf site data outputs multirun results/runs results/clusters results/charts results/report.html results/comparisons results/sessions spark-warehouse metastore_db derby.log
+	rm -rf site data outputs multirun results/runs results/doctor-scratch results/doctor-copies results/clusters results/charts results/report.html results/comparisons results/sessions spark-warehouse metastore_db derby.log
