@@ -84,8 +84,9 @@ def _held(directory: Path) -> bool:
 
 
 def sweep(base: Path) -> list[Path]:
-    """Remove every copy under `base` that no live process holds (a killed run's, or a kept copy
-    whose run ended); the copies removed. A copy kept by `--keep-copy` sits under KEPT instead."""
+    """Remove every copy under `base` that no live process holds (a killed run's); the copies
+    removed. A copy kept by `--keep-copy` sits under KEPT instead, which no sweep reaches. The
+    doctor sweeps once per table, before its first read (`diagnosis.diagnose`)."""
     if not base.is_dir():
         return []
     gone = []
@@ -118,12 +119,11 @@ def open_copy(
     kept: bool = False,
 ) -> ScratchCopy:
     """Register a scratch copy of the table at `metadata_file` under `base` (a kept copy under
-    KEPT beside it, which no sweep removes), first removing the copies killed runs left there.
+    KEPT beside it, which no sweep removes).
 
     Raises:
         UserError: `base` cannot be written (nothing is left behind).
     """
-    sweep(base)
     root = (base.parent / KEPT if kept else base) / uuid.uuid4().hex[:12]
     fd = None
     try:
