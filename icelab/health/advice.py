@@ -29,11 +29,29 @@ from icelab.health.rewrite import ONE_ENTRY_MANIFEST, Simulated, Sizes, simulate
 from icelab.health.source import Source
 from icelab.health.target import FLOOR, FLOOR_HEADERS, MAX_TARGET, binary_text, floor_bytes, layout
 
-__all__ = ["FLOOR", "FLOOR_HEADERS", "MAX_TARGET", "Advice", "Statement", "advise", "floor_bytes"]
+__all__ = [
+    "FLOOR",
+    "FLOOR_HEADERS",
+    "MAX_TARGET",
+    "Advice",
+    "LostRace",
+    "Statement",
+    "advise",
+    "floor_bytes",
+]
 
 TARGET_PROPERTY = "commit.manifest.target-size-bytes"
 MERGE_PROPERTY = "commit.manifest-merge.enabled"
 PLACEHOLDER = "<catalog>.<namespace>.<table>"
+RETRIES_PROPERTY = "commit.retry.num-retries"
+RETRIES_DEFAULT = "4"  # Iceberg's
+COMMIT_FAILED = "org.apache.iceberg.exceptions.CommitFailedException"
+WHAT = {
+    "set_target": "setting the manifest target",
+    "rewrite_manifests": "the manifest rewrite",
+    "restore_target": "putting the manifest target back",
+    "expire_snapshots": "the snapshot expiry",
+}
 
 
 @dataclass
@@ -392,6 +410,57 @@ def _notes(
     return notes
 
 
+class LostRace(Exception):
+    """A statement of `--apply` whose commit lost to another writer's commit and had no retry
+    left (Iceberg's CommitFailedException): Iceberg committed nothing of it. The restoring
+    statements after it ran (`ran` holds them), the others did not (`skipped`)."""
+
+    def __init__(self, statement: Statement, message: str, ran: list[dict[str, Any]], skipped: list[str]):
+        super().__init__(message)
+        self.statement, self.message, self.ran, self.skipped = statement, message, ran, skipped
+
+    def line(self, table: str, retries: str) -> str:
+        """The one line that says what happened and what changed."""
+        what = WHAT.get(self.statement.action, self.statement.action)
+        restored = any(a["action"] == "restore_target" for a in self.ran)
+        text = (
+            f"doctor {table}: --apply lost a commit race: another writer committed during {what}, "
+            f"and {RETRIES_PROPERTY}={retries} left no retry (Iceberg: {self.message}); "
+            f"{what} committed nothing, the other writer's commit stands"
+        )
+        if restored:
+            text += ", the manifest target is back as it was"
+        elif self.statement.action == "restore_target":
+            text += f", so {TARGET_PROPERTY} is still the rewrite's: run that statement again"
+        if self.skipped:
+            text += f"; not run: {', '.join(self.skipped)}"
+        return text + "; run it again"
+
+    def as_json(self, retries: str) -> dict[str, Any]:
+        return {
+            "action": self.statement.action,
+            "text": self.statement.text,
+            "iceberg": self.message,
+            "retries": retries,
+            "skipped": self.skipped,
+        }
+
+
+def commit_conflict(exc: BaseException) -> str | None:
+    """Iceberg's message when `exc` (a Py4J or PySpark error) is, or was caused by, a
+    CommitFailedException: a commit that lost to another writer's with no retry left."""
+    seen = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    for _ in range(20):  # the cause chain, not a cycle
+        if seen is None:
+            break
+        if str(seen.getClass().getName()) == COMMIT_FAILED:
+            message = str(seen.getMessage() or "").strip()
+            return (message.splitlines() or [""])[0][:300]
+        cause = seen.getCause()
+        seen = None if cause is None or cause.equals(seen) else cause
+    return None
+
+
 def run_statements(
     spark: SparkSession,
     statements: list[Statement],
@@ -405,7 +474,13 @@ def run_statements(
     table keeps its own manifest target. With `journal_dir`, the target as the table's
     `properties` hold it is written to a journal of `table` (`journal.identity`) first, fsynced,
     and the journal goes once the restoring statements have run: a process killed in between
-    leaves it for the next doctor run to finish."""
+    leaves it for the next doctor run to finish.
+
+    Raises:
+        LostRace: a statement's commit lost to another writer's with no retry left (Iceberg
+            retries a lost commit `commit.retry.num-retries` times first), after the restoring
+            statements ran.
+    """
     ran = []
     pending = [st for st in statements if st.applies]
     path = None
@@ -421,25 +496,35 @@ def run_statements(
             t0, started_ms = time.perf_counter(), time.time_ns() // 1_000_000
             _run(spark, st)
             pending.pop(0)
-            ran.append(
-                {
-                    "action": st.action,
-                    "text": st.text,
-                    "seconds": round(time.perf_counter() - t0, 3),
-                    # Wall clock, as Iceberg stamps a commit: which commit was this statement's.
-                    "ran_ms": [started_ms, time.time_ns() // 1_000_000],
-                }
-            )
-    except Exception:
+            ran.append(_ran(st, t0, started_ms))
+    except Exception as exc:
+        restored = []
         for st in pending[1:]:
             if st.action == "restore_target":
+                t0, started_ms = time.perf_counter(), time.time_ns() // 1_000_000
                 _run(spark, st)
+                restored.append(_ran(st, t0, started_ms))
         if path is not None:
             journal.finish(path)
+        conflict = commit_conflict(exc)
+        if conflict is not None:
+            skipped = [st.action for st in pending[1:] if st.action != "restore_target"]
+            raise LostRace(pending[0], conflict, [*ran, *restored], skipped) from exc
         raise
     if path is not None:
         journal.finish(path)
     return ran
+
+
+def _ran(st: Statement, t0: float, started_ms: int) -> dict[str, Any]:
+    """What ran, how long it took, and when."""
+    return {
+        "action": st.action,
+        "text": st.text,
+        "seconds": round(time.perf_counter() - t0, 3),
+        # Wall clock, as Iceberg stamps a commit: which commit was this statement's.
+        "ran_ms": [started_ms, time.time_ns() // 1_000_000],
+    }
 
 
 def put_back(spark: SparkSession, name: str) -> Any:

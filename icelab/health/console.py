@@ -356,6 +356,8 @@ def render(diagnosis: Diagnosis) -> str:
         lines += [f"  {a['action']} ({a['seconds']:.2f} s): {a['text']}" for a in diagnosis.applied]
         if diagnosis.commits is not None:
             lines += diagnosis.commits.lines()
+        if diagnosis.lost_race_line:
+            lines.append(f"  lost: {diagnosis.lost_race_line}")
     for v in diagnosis.visits[1:]:
         lines += [
             "",
@@ -369,7 +371,7 @@ def render(diagnosis: Diagnosis) -> str:
             ),
             *render_advice(v.advice),
         ]
-    if diagnosis.applied:
+    if diagnosis.applied and diagnosis.lost_race is None:
         lines += ["", *render_before_after(diagnosis)]
     last = diagnosis.last
     heap = diagnosis.heap

@@ -19,7 +19,15 @@ from icelab.core.config import EngineConfig
 from icelab.core.errors import UserError
 from icelab.core.results import write_json, write_parquet
 from icelab.health import journal
-from icelab.health.advice import Advice, advise, put_back, run_statements
+from icelab.health.advice import (
+    RETRIES_DEFAULT,
+    RETRIES_PROPERTY,
+    Advice,
+    LostRace,
+    advise,
+    put_back,
+    run_statements,
+)
 from icelab.health.anchor import MIN_PLANS, fixed_window
 from icelab.health.check import (
     Health,
@@ -49,6 +57,9 @@ from icelab.health.source import Source, connect, is_local, load
 EXIT_HEALTHY, EXIT_ACTION, EXIT_BAD_INPUT = 0, 1, 2
 # `--apply` left some window planning more manifests than before (or slower beyond the model's error).
 EXIT_WORSE = 4
+# `--apply` lost a commit race to another writer with no retry left: nothing of that statement
+# committed, the manifest target is put back (docs/exit-codes.md).
+EXIT_LOST_RACE = 5
 # The state read at the rewrite's parent, when other writers committed before the rewrite.
 BEFORE_REWRITE = "before_rewrite"
 # report.json's `windows`: from the advice on the table as first read ...
@@ -130,6 +141,10 @@ class Diagnosis:
     scratch: Visit | None = None
     # How the scratch copy went: where, kept or removed, its rounds of plans, its time split.
     scratch_info: dict[str, Any] = field(default_factory=dict)
+    # After `--apply` lost a commit race (`advice.LostRace`): which statement, Iceberg's message,
+    # the retries the table allowed, what did not run; and the one line that says so.
+    lost_race: dict[str, Any] | None = None
+    lost_race_line: str | None = None
 
     @property
     def first(self) -> Visit:
@@ -219,7 +234,10 @@ class Diagnosis:
     @property
     def exit_code(self) -> int:
         """0 healthy, 1 an action is advised (a rewrite worth it, or expiry), for the last state;
-        EXIT_WORSE when `--apply` made some window's plan worse."""
+        EXIT_WORSE when `--apply` made some window's plan worse; EXIT_LOST_RACE when it lost a
+        commit race."""
+        if self.lost_race is not None:
+            return EXIT_LOST_RACE
         if self.applied and self.worse:
             return EXIT_WORSE
         return EXIT_ACTION if self.last.advice.actions else EXIT_HEALTHY
@@ -276,6 +294,7 @@ class Diagnosis:
                 for v in self.visits
             ],
             "applied": self.applied,
+            "lost_race": self.lost_race,
             "commits": self.commits.as_json() if self.commits else None,
             "copy": self.copy,
             "scratch": self.scratch_info or None,
@@ -474,12 +493,22 @@ def _apply(
     jar_name: str | None,
     journal_dir: Path | None = None,
 ) -> None:
-    """Run the first state's advice on the table, then judge again."""
+    """Run the first state's advice on the table, then judge again. A statement that lost a
+    commit race with no retry left (`LostRace`) is recorded with the commits that landed; there
+    is no state after to judge (the table is as the other writer left it)."""
     first, model = diagnosis.first, diagnosis.model
     diagnosis.plan = first.advice
-    diagnosis.applied = run_statements(
-        spark, first.advice.statements, journal_dir, _identity(source), first.meta.properties
-    )
+    try:
+        diagnosis.applied = run_statements(
+            spark, first.advice.statements, journal_dir, _identity(source), first.meta.properties
+        )
+    except LostRace as lost:
+        retries = first.meta.properties.get(RETRIES_PROPERTY, RETRIES_DEFAULT)
+        diagnosis.applied = lost.ran
+        diagnosis.lost_race = lost.as_json(retries)
+        diagnosis.lost_race_line = lost.line(source.name or source.given, retries)
+        diagnosis.commits = interleaved(jtable, first.meta.current_snapshot_id, None)
+        return
     rewrite_ran = next((a["ran_ms"] for a in diagnosis.applied if a["action"] == "rewrite_manifests"), None)
     found = interleaved(jtable, first.meta.current_snapshot_id, rewrite_ran)
     diagnosis.commits = found

@@ -22,10 +22,10 @@ the results directory (icelab/health/scratch.py): nothing is written to the tabl
 Exit status: 0 healthy, 1 an action is advised (manifest rewrite or snapshot expiry), 2 bad input
 (one line on stderr), 3 a broken table (a metadata file, manifest list or manifest missing or
 unreadable: one line on stderr naming it; nothing written; or a table the doctor could not check,
-one line), 4 `--apply` left some window planning
-worse (said in the report). Several tables are checked in one
-Spark session, each with its own run directory, then a summary; the exit status is the worst
-table's (the highest).
+one line), 4 `--apply` left some window planning worse (said in the report), 5 `--apply` lost a
+commit race to another writer with no retry left (one line on stderr; nothing of that statement
+committed, the manifest target put back). Several tables are checked in one Spark session, each
+with its own run directory, then a summary; the exit status is the worst table's (the highest).
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ def parser() -> argparse.ArgumentParser:
         prog="icelab doctor",
         description="Manifest health and rewrite advice on Iceberg tables (exit 0 healthy, "
         "1 action advised, 2 bad input, 3 broken table: a metadata file, manifest list or manifest "
-        "missing or unreadable, 4 --apply made a window's planning worse; with several tables, the worst).",
+        "missing or unreadable, 4 --apply made a window's planning worse, 5 --apply lost a commit race "
+        "to another writer with no retry left; with several tables, the worst).",
     )
     p.add_argument(
         "table",
@@ -236,6 +237,8 @@ def check(args: argparse.Namespace, table: str) -> Checked:
     try:
         outcome = doctor.run(compose(args, table))
         verdict, code = outcome.diagnosis.last.advice.verdict, outcome.exit_code
+        if outcome.diagnosis.lost_race_line:  # the report is written; the loss is one line too
+            print(f"icelab: {outcome.diagnosis.lost_race_line}", file=sys.stderr)
     except BrokenTable as exc:
         print(f"icelab: {exc}", file=sys.stderr)
         verdict, code = "broken", EXIT_BROKEN
@@ -283,7 +286,8 @@ def summary(rows: list[Checked]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Check each table; 0 healthy, 1 an action is advised, 2 bad input, 3 broken (one line on
-    stderr), 4 `--apply` made some window's planning worse; the worst of them for several tables."""
+    stderr), 4 `--apply` made some window's planning worse, 5 `--apply` lost a commit race (one
+    line on stderr); the worst of them for several tables."""
     cli = parser()
     args = cli.parse_args(argv)
     if not args.table and not args.namespace:
