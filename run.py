@@ -17,8 +17,10 @@ from icelab.core.cli import check_choices, check_overrides, one_line_errors
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     """Run the experiment the composed config names."""
+    from icelab.core.py4j_log import keep_off_console
     from icelab.experiments.runner import run_experiment
 
+    keep_off_console()  # after Hydra set up this job's logging
     try:
         with one_line_errors():
             run_experiment(cfg)

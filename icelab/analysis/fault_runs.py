@@ -34,6 +34,22 @@ class FaultRun:
     answers: bool | None  # run.json's answers_agree (None: not checked, e.g. interrupted first)
     detect_s: float | None  # the longest wall time of a marked measurement (None: none marked)
     after_rounds_s: float | None = None  # nothing marked, interrupted: from the last row to the end
+    outages: tuple[str, ...] = ()  # run.json's store_events, one phrase each (`outage_phrase`)
+    pairs_marked: int = 0  # overhead pairs measured across a store outage (overhead.csv `faulted`)
+
+
+def outage_phrase(event: dict) -> str:
+    """`overhead pairs: radosgw restarted, back after 7.1 s` for one of run.json's store_events."""
+    how = "radosgw restarted, " if event.get("restarted") else ""
+    ended = "back" if event.get("outcome") == "back" else "not back"
+    return f"{event['phase']}: {how}{ended} after {event['seconds']:g} s"
+
+
+def _pairs_marked(run: Run) -> int:
+    overhead = stored(run).table("overhead.csv")
+    if overhead is None or "faulted" not in overhead:  # no pairs, or stored before the column
+        return 0
+    return int(overhead["faulted"].astype("boolean").fillna(False).sum())
 
 
 def _utc(text: str) -> dt.datetime:
@@ -93,6 +109,8 @@ def read(case: str, run: Run) -> FaultRun:
             if not len(marked) and run.status == "interrupted"
             else None
         ),
+        outages=tuple(outage_phrase(e) for e in meta.get("store_events") or []),
+        pairs_marked=_pairs_marked(run),
     )
 
 

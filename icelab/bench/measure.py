@@ -323,13 +323,19 @@ def plain_collect_ms(spark: SparkSession, sql: str) -> float | None:
     return (time.perf_counter_ns() - t0) / 1e6
 
 
-def overhead_pairs(spark: SparkSession, sql: str, pairs: int) -> list[dict[str, float | None]]:
-    """`pairs` alternations of measure() and a plain collect of the same query.
+def overhead_pairs(spark: SparkSession, sql: str, pairs: int) -> list[dict[str, Any]]:
+    """`pairs` alternations of measure() and a plain collect of the same query, each with its
+    wall-clock span (`span_s`, epoch seconds).
 
     The difference of their totals is what splitting the timer and reading metrics costs.
     """
     out = []
     for pair in range(pairs):
+        # Wall clock around the pair (epoch seconds): whether it ran across a store outage.
+        start_s = time.time()
         measured = measure(spark, sql).total_ms
-        out.append({"pair": pair, "measured_total_ms": measured, "plain_ms": plain_collect_ms(spark, sql)})
+        plain = plain_collect_ms(spark, sql)
+        out.append(
+            {"pair": pair, "measured_total_ms": measured, "plain_ms": plain, "span_s": (start_s, time.time())}
+        )
     return out

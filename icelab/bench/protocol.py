@@ -206,8 +206,14 @@ def run_rounds(
     on_steady: Callable[[dict[str, Any]], None] | None = None,
     reopen: Callable[[], SparkSession] | None = None,
     fresh_jvm: bool = False,
+    ruled: Callable[[str, list[dict[str, Any]]], None] | None = None,
 ) -> None:
     """Measure every case in every round; `keep` gets each row, `end_of_round` follows each round.
+
+    The outlier rule runs once the measured rounds are over, or when measuring stops before
+    then (Ctrl-C, a lost store, an error): `ruled` gets its name and the rows it marked, so that
+    a recorder can keep the marks before the retakes start (`recorder.recover` applies the rule
+    itself to a run killed before it ran).
 
     With `protocol.steady_k`, the steady-state phase runs between the warm-up rounds and the
     measured ones; its rows are warm-ups numbered on below the warm-up rounds (-warmups - 1,
@@ -320,20 +326,28 @@ def run_rounds(
             if on_steady:
                 on_steady(record)
         measured = plan[protocol.warmups :]
-        with tqdm(
-            total=len(measured) * len(all_cases), desc="measurements", unit="query", disable=not progress
-        ) as bar:
-            for repetition, _, execute in measured:
-                stalled = []
-                for case in in_round(all_cases, repetition):
-                    if stalls.reasons(one(case, repetition, False, execute)):
-                        stalled.append(case)
-                    bar.update()
-                retake_in_round(stalled, repetition, execute, protocol, one)
-                end_of_round()
+        try:
+            with tqdm(
+                total=len(measured) * len(all_cases), desc="measurements", unit="query", disable=not progress
+            ) as bar:
+                for repetition, _, execute in measured:
+                    stalled = []
+                    for case in in_round(all_cases, repetition):
+                        if stalls.reasons(one(case, repetition, False, execute)):
+                            stalled.append(case)
+                        bar.update()
+                    retake_in_round(stalled, repetition, execute, protocol, one)
+                    end_of_round()
+        except BaseException:
+            # Measuring stopped early: the rows it kept still get the rule (no retakes).
+            mark_outliers(measured_rows, ruled)
+            raise
+        mark_outliers(measured_rows, ruled)
+        failpoints.point("protocol.retakes")  # marks kept, retakes to come (the kill tests')
         if retake_marked(all_cases, protocol, measured_rows, one):
             end_of_round()
-        print(counts_text(counts(measured_rows), sum(1 for r in measured_rows if r.get("retake"))))
+        retaken = sum(1 for r in measured_rows if r.get("retake"))
+        print(counts_text(counts(measured_rows), retaken, stalls.outages(measured_rows)))
 
 
 def retake_in_round(
@@ -361,12 +375,9 @@ def retake_marked(
     measured_rows: list[dict[str, Any]],
     one: Callable[..., dict[str, Any]],
 ) -> bool:
-    """Mark the measured rows that are outliers against the rest of their cell (`stalls.outliers`),
-    then measure again each marked repetition not measured again yet, up to `protocol.retakes`
-    times while the new row is marked too: a cell keeps its n without the stalled rows. Whether
-    any row is marked."""
-    for row in stalls.outliers(measured_rows):
-        mark(row, ["outlier"])
+    """Measure again each marked repetition (its clocks', or the outlier rule's: `mark_outliers`
+    ran first) not measured again yet, up to `protocol.retakes` times while the new row is marked
+    too: a cell keeps its n without the stalled rows. Whether any row is marked."""
     marked = any(stalls.reasons(r) for r in measured_rows)
     by_name = {(c.query_id, c.variant.label, c.window.name): c for c in all_cases}
     executes = {r: execute for r, warm, execute in rounds(protocol) if not warm}
@@ -388,6 +399,21 @@ def retake_marked(
             if case is not None:
                 one(case, row["repetition"], False, executes.get(row["repetition"], False), take)
     return marked
+
+
+OUTLIER_RULE = "outlier"  # the rule `ruled` names
+
+
+def mark_outliers(
+    measured_rows: list[dict[str, Any]], ruled: Callable[[str, list[dict[str, Any]]], None] | None
+) -> None:
+    """Mark the measured rows that are outliers against the rest of their cell (`stalls.outliers`),
+    in place, and tell `ruled` which."""
+    found = stalls.outliers(measured_rows)
+    for row in found:
+        mark(row, ["outlier"])
+    if ruled is not None:
+        ruled(OUTLIER_RULE, found)
 
 
 def steady_state(

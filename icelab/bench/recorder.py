@@ -18,13 +18,21 @@ from typing import Any
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from icelab.bench.protocol import Case, run_rounds
+from icelab.bench import stalls
+from icelab.bench.protocol import OUTLIER_RULE, Case, mark_outliers, run_rounds
 from icelab.core import failpoints, run_state
 from icelab.core.config import ProtocolConfig
 from icelab.core.contract import MEASUREMENTS, to_table
 from icelab.core.results import atomic_path
 
 PARTIAL = "measurements.partial.jsonl"
+# A line of PARTIAL that is not a row: a rule that ran after the rows, and the rows it marked.
+RULE = "_rule"
+KEY = ("dataset", "query_id", "variant", "window", "repetition", "retake")  # a row, once per run
+
+
+def _key(row: dict[str, Any]) -> list[Any]:
+    return [row.get(k, 0 if k == "retake" else None) for k in KEY]
 
 
 def _write_measurements(run_dir: Path, rows: list[dict[str, Any]]) -> None:
@@ -49,6 +57,13 @@ class Recorder:
         self._partial.write(json.dumps(row, default=str) + "\n")
         self._partial.flush()
         return row
+
+    def ruled(self, rule: str, marked: list[dict[str, Any]]) -> None:
+        """The protocol ran `rule` (`protocol.mark_outliers`): the rows it marked, by key, go to the
+        JSON lines file at once, so a run killed during its retakes recovers them marked."""
+        line = {RULE: rule, "marked": [_key(row) for row in marked]}
+        self._partial.write(json.dumps(line, default=str) + "\n")
+        self._partial.flush()
 
     def flush(self) -> None:
         """Rewrite measurements.parquet with every row so far (atomically); count them, and the
@@ -87,6 +102,7 @@ class Recorder:
                 on_steady=self.steady,
                 reopen=reopen,
                 fresh_jvm=fresh_jvm,
+                ruled=self.ruled,
             )
         finally:
             self.flush()
@@ -116,17 +132,29 @@ class Recorder:
 def recover(run_dir: Path) -> int:
     """Rebuild measurements.parquet from the JSON lines of a run whose process died.
 
-    A line cut short by the kill is dropped. Returns the rows recovered (0: nothing to do).
+    A line cut short by the kill is dropped. The marks a rule made after the rows (`ruled`) are
+    put back on them; a rule that had not run yet (the kill came during the measured rounds) is
+    run now over the rows kept, as the protocol would have run it when measuring stopped.
+    Returns the rows recovered (0: nothing to do).
     """
     partial = run_dir / PARTIAL
     if not partial.is_file():
         return 0
-    rows = []
+    rows, rules = [], []
     for line in partial.read_text().splitlines():
         try:
-            rows.append(json.loads(line))
+            found = json.loads(line)
         except ValueError:
             continue
+        (rules if RULE in found else rows).append(found)
+    by_key = {json.dumps(_key(row), default=str): row for row in rows}
+    for rule in rules:
+        for key in rule["marked"]:
+            row = by_key.get(json.dumps(key, default=str))
+            if row is not None and rule[RULE] not in stalls.reasons(row):
+                stalls.mark(row, [rule[RULE]])
+    if OUTLIER_RULE not in {rule[RULE] for rule in rules}:
+        mark_outliers([row for row in rows if not row.get("warmup")], None)
     for leftover in run_dir.glob(f".{MEASUREMENTS}.tmp-*"):  # a write the kill cut short
         leftover.unlink()
     _write_measurements(run_dir, rows)

@@ -118,11 +118,19 @@ def counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
     return found
 
 
-def counts_text(found: dict[str, int], retaken: int | None = None) -> str:
-    """`marked: 1 stall, 0 gc, 0 outlier (left out of medians); 1 measured again`."""
+def outages(rows: Iterable[dict[str, Any]]) -> int:
+    """Rows whose measurement failed because the store stopped answering (`faults=outage`)."""
+    return sum(1 for row in rows if "outage" in str(row.get("faults") or "").split(","))
+
+
+def counts_text(found: dict[str, int], retaken: int | None = None, lost: int = 0) -> str:
+    """`marked: 1 stall, 0 gc, 0 outlier (left out of medians); 1 measured again`, and with
+    `lost` rows of a store outage, `; 1 failed in a store outage (marked)`."""
     text = "marked: " + ", ".join(f"{n} {r}" for r, n in found.items())
     if any(found.values()):
         text += " (left out of medians)"
     if retaken is not None:
         text += f"; {retaken} measured again"
+    if lost:
+        text += f"; {lost} failed in a store outage (marked)"
     return text

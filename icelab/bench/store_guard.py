@@ -14,7 +14,9 @@ The phase then ends with `RunInterrupted`, in one line; no phase retries on its 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -34,7 +36,12 @@ class Phase:
         self.name = name
         self.store = store  # object_store.Store, or None on local disk
         self.lost: str | None = None
+        self.met: list[dict[str, Any]] = []  # the outages it met (`Store.events`), back or not
+        self.said: list[str] = []  # how each came back (`Store.outage`)
+        self.note = ""  # what the phase marked across them, said after the line
         self._stoppers: list[Callable[[], None]] = []
+        self._asking = threading.Lock()
+        self.started_s = time.time()  # wall clock: an outage it meets began no earlier
 
     def on_stop(self, stop: Callable[[], None]) -> None:
         """Call `stop` (say, a DuckDB connection's `interrupt`) when the phase must end."""
@@ -53,10 +60,36 @@ class Phase:
         """Ask the store now; not answering, it gets its bounded chance (`Store.outage`)."""
         if self.store is None or self.lost is not None or self.store.answers():
             return
+        # The watcher and the phase's own thread (after a failed read) may both find it gone:
+        # one brings it back, the other finds it back.
+        with self._asking:
+            if self.lost is not None or self.store.answers():
+                return
+            self._outage()
+
+    def _outage(self) -> None:
+        seen = len(self.store.events)
         try:
-            self.store.outage(self.name)
+            self.said.append(self.store.outage(self.name))
         except RunInterrupted as lost:
             self.lost = str(lost)
+        finally:
+            self.met += self.store.events[seen:]
+
+    def across(self, start_s: float, end_s: float) -> bool:
+        """Whether the wall-clock span [start_s, end_s] (epoch seconds) overlaps an outage the
+        phase met (`Store.outage_window`)."""
+        for event in self.met:
+            first, last = self.store.outage_window(event, self.started_s)
+            if start_s <= last and end_s >= first:
+                return True
+        return False
+
+    def tell(self) -> None:
+        """Say on the console, one line each, how the outages the phase met ended, with what it
+        marked across them (`note`)."""
+        for line in self.said:
+            print(f"icelab: {line}{self.note}", file=sys.stderr)
 
     def stop(self) -> None:
         for stop in self._stoppers:
@@ -109,6 +142,7 @@ def bounded(spark: SparkSession, name: str) -> Iterator[Phase]:
     watcher.join(timeout=POLL_S + 5)
     # Its reads may all have failed before the watcher looked, each kept as a failure.
     phase.ask()
+    phase.tell()
     if phase.lost is not None:
         with contextlib.suppress(Exception):
             spark._jvm.java.lang.Thread.interrupted()  # an interrupt that landed after the work

@@ -2,8 +2,9 @@
 where the timeout tests make a measurement hang.
 
 `ICELAB_KILL_AT=<point>[:<nth>[,<nth>...]][+<seconds>]` kills the process at the nth time
-(default the first) it reaches `<point>`, or that many seconds later while it carries on, which lands the
-kill inside whatever follows (an Iceberg commit, a Spark write). Unset, a point costs one
+(default the first) it reaches `<point>`, or that many seconds later while it carries on, which
+lands the kill inside whatever follows (an Iceberg commit, a Spark write); several specs, `;`
+apart, each name a point of their own. Unset, a point costs one
 dictionary lookup. Nothing is cleaned up or flushed: that is the point. With `@<program>`
 appended, what is killed is not the process but every process below it running `<program>`
 (`ICELAB_KILL_AT=protocol.measurement:3@radosgw`: the object store's gateway dies, as a crashed
@@ -103,9 +104,11 @@ def _chosen(env: str, spec: re.Pattern[str], name: str) -> re.Match[str] | None:
     given = os.environ.get(env)
     if not given:
         return None
-    match = spec.fullmatch(given)
-    if match is None or match["name"] != name:
+    # Several specs, `;` apart, each for a point of its own (a kill in two phases of one run).
+    found = [m for m in map(spec.fullmatch, given.split(";")) if m is not None and m["name"] == name]
+    if not found:
         return None
+    match = found[0]
     _hits[f"{env}:{name}"] += 1
     chosen = {int(nth) for nth in (match["nth"] or "1").split(",")}
     return match if _hits[f"{env}:{name}"] in chosen else None

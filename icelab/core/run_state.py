@@ -43,9 +43,12 @@ _final: dict[Path, Callable[[], dict[str, Any]]] = {}
 
 F = TypeVar("F", bound=Callable[..., Any])
 # The driver JVM's Spark log (icelab/core/log4j2.properties): one file a process, in this user's
-# temporary directory, copied into a run's directory as spark.log when the run ends.
+# temporary directory. A run's directory gets its part as spark.log when the run ends, and the
+# file is emptied once no run is open (`finish`), so it does not grow run after run.
 spark_log = Path(tempfile.gettempdir()) / f"icelab-{os.getuid()}" / f"spark-{os.getpid()}.log"
 SPARK_LOG = "spark.log"
+# Where each open run's part of spark_log begins, a byte offset (`start`).
+_log_from: dict[Path, int] = {}
 # What the run is doing now (a measurement, a phase after the rounds), for the line a deadline prints.
 _doing = "starting"
 DEADLINE_GRACE_S = 30.0  # after the deadline's first SIGINT, a second one this much later
@@ -126,6 +129,17 @@ def update(run_dir: Path, **fields: Any) -> dict[str, Any]:
     return info
 
 
+EVENTS = "store_events"  # run.json's list of the store outages a run met (`add_event`)
+
+
+def add_event(event: dict[str, Any]) -> None:
+    """Append `event` to `store_events` in the run.json of every run this process has open, at
+    once: a run killed afterwards still says what its store did."""
+    for run_dir in list(_open):
+        with contextlib.suppress(OSError, ValueError):
+            update(run_dir, **{EVENTS: [*read(run_dir).get(EVENTS, []), event]})
+
+
 _first_run_opened = False
 
 
@@ -145,6 +159,9 @@ def start(run_dir: Path, **fields: Any) -> None:
     process started (a run's duration counts from there: some experiments do their work first)."""
     fd = os.open(run_dir / LOCK, os.O_CREAT | os.O_RDWR, 0o644)
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh directory: nobody else can hold it
+    # Its spark.log begins at the log's end; with no other run open, at the log's start: what
+    # came since the last run ended (this run's session, its dataset) belongs to no other run.
+    _log_from[run_dir] = _log_size() if _open else 0
     _open[run_dir] = fd
     global _first_run_opened
     # Only a process's first run counts from the process's start (a multirun opens several).
@@ -171,17 +188,33 @@ def at_finish(run_dir: Path, fields: Callable[[], dict[str, Any]]) -> None:
     _final[run_dir] = fields
 
 
+def _log_size() -> int:
+    try:
+        return spark_log.stat().st_size
+    except OSError:
+        return 0
+
+
 def finish(run_dir: Path, status: str, **fields: Any) -> None:
-    """End a run this process opened: final status in run.json, then release its lock."""
+    """End a run this process opened: final status in run.json, its part of the Spark log in
+    spark.log, then release its lock; the last open run ended, the Spark log is emptied."""
     final = _final.pop(run_dir, dict)
     update(run_dir, status=status, finished_utc=now(), **final(), **fields)
-    if spark_log.is_file():  # Spark's errors and stack traces, kept off the console
-        with contextlib.suppress(OSError):
-            shutil.copyfile(spark_log, run_dir / SPARK_LOG)
+    begins = _log_from.pop(run_dir, 0)
+    # Spark's errors and stack traces, kept off the console.
+    with contextlib.suppress(OSError), open(spark_log, "rb") as log, open(run_dir / SPARK_LOG, "wb") as copy:
+        if os.fstat(log.fileno()).st_size >= begins:  # else emptied meanwhile: all of it
+            log.seek(begins)
+        shutil.copyfileobj(log, copy)
     fd = _open.pop(run_dir, None)
     if fd is not None:
         os.close(fd)  # closing drops the lock
         (run_dir / LOCK).unlink(missing_ok=True)
+    if not _open:
+        # Every line in it is in some run's spark.log now. The JVM writes in append mode
+        # (O_APPEND), so its next line lands at the emptied file's start, leaving no hole.
+        with contextlib.suppress(OSError):
+            os.truncate(spark_log, 0)
 
 
 def is_held(run_dir: Path) -> bool:

@@ -49,7 +49,9 @@ def measure_overhead(
     phase: Phase | None = None,
 ) -> pd.DataFrame:
     """measure() against a plain collect of the same query, per variant and query, at one window;
-    between cases, `phase` stops it when the store was lost (`store_guard`)."""
+    between cases, `phase` stops it when the store was lost (`store_guard`). A pair that ran
+    across a store outage the phase met is marked (`faults=outage`, `faulted`) and left out of
+    the report's medians."""
     phase = phase or Phase("overhead pairs")  # unbounded: no store to lose
     rows = []
     chosen = [c for c in all_cases if c.window.name == window] if pairs else []
@@ -61,7 +63,14 @@ def measure_overhead(
                 rows.append({"query_id": case.query_id, "variant": case.variant.label, **pair})
                 if None in (pair["measured_total_ms"], pair["plain_ms"]):
                     phase.check(failed=True)  # a failed side: is the store still there?
-    frame = pd.DataFrame(rows, columns=["query_id", "variant", "pair", "measured_total_ms", "plain_ms"])
+    for row in rows:
+        across = phase.across(*row.pop("span_s"))
+        row |= {"faults": "outage" if across else None, "faulted": across}
+    marked = sum(row["faulted"] for row in rows)
+    if marked:
+        phase.note = f"; {marked} overhead pair{'s' if marked > 1 else ''} measured across it, marked"
+    columns = ["query_id", "variant", "pair", "measured_total_ms", "plain_ms", "faults", "faulted"]
+    frame = pd.DataFrame(rows, columns=columns)
     timed = ["measured_total_ms", "plain_ms"]
     frame[timed] = frame[timed].astype(float)  # a failed side is None: its pair's overhead is NaN
     frame["overhead_ms"] = frame["measured_total_ms"] - frame["plain_ms"]
@@ -116,9 +125,11 @@ def report(
             else f"{rec['planning_ratio']:6.2f}x" + ("" if pd.isna(ice) else f"  ({ice:.2f}x)")
         )
         lines.append(f"  {rec['query_id']:<22} {rec['variant']:<28} {growth_text}")
-    if not overhead.empty:
-        ov = overhead.groupby("variant")["overhead_ms"].median()
-        plain = overhead.groupby("variant")["plain_ms"].median()
+    # A pair measured across a store outage is marked; older overhead.csv files have no column.
+    clean = overhead[~overhead["faulted"].astype(bool)] if "faulted" in overhead else overhead
+    if not clean.empty:
+        ov = clean.groupby("variant")["overhead_ms"].median()
+        plain = clean.groupby("variant")["plain_ms"].median()
         lines.append("measure() overhead vs a plain collect (median of pairs)")
         for variant in ov.index:
             lines.append(f"  {variant:<28} {ov[variant]:+8.1f} ms on {plain[variant]:,.0f} ms")

@@ -9,9 +9,19 @@ import sys
 
 import pyarrow.parquet as pq
 
-from icelab.bench.stalls import counts, counts_text
+from icelab.bench.stalls import counts, counts_text, outages
+from icelab.core import run_state
 from icelab.core.contract import MEASUREMENTS, validate
 from icelab.core.runs import resolve_run, run_parser
+
+
+def outages_text(events: list[dict]) -> str:
+    """`; 1 store outage (overhead pairs: back after 7.1 s)`, from run.json's `store_events`;
+    empty when the run met none."""
+    if not events:
+        return ""
+    told = ", ".join(f"{e['phase']}: {e['outcome']} after {e['seconds']:g} s" for e in events)
+    return f"; {len(events)} store outage{'s' if len(events) > 1 else ''} ({told})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         faulted = sum(1 for row in rows if row["faulted"])
         marked = f", {faulted} marked faulted" if faulted else ""
         retaken = sum(1 for row in rows if row["retake"])
-        print(
-            f"contract: {run_dir}: ok ({table.num_rows} rows{marked}; {counts_text(counts(rows), retaken)})"
-        )
+        events = run_state.read(run_dir).get(run_state.EVENTS) or []
+        said = counts_text(counts(rows), retaken, outages(rows))
+        print(f"contract: {run_dir}: ok ({table.num_rows} rows{marked}; {said}{outages_text(events)})")
     return 1 if problems else 0
 
 

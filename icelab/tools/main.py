@@ -79,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if verb not in VERBS:
         print(f"icelab: error: unknown verb '{verb}' (use one of: {', '.join(VERBS)})", file=sys.stderr)
         return 2
+    from icelab.core.py4j_log import keep_off_console
+
+    keep_off_console()
     return int(run(verb, rest) or 0)
 
 

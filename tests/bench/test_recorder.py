@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -94,3 +95,52 @@ def test_tracked_ends_every_run_it_opened(tmp_path):
     assert stopped.value.code == 130
     assert [run_state.status(d) for d in dirs] == ["complete", "failed", "interrupted"]
     assert "boom" in run_state.read(dirs[1])["error"]
+
+
+class Killed(BaseException):
+    """Where a failpoint would SIGKILL the process: the test stops the protocol there instead."""
+
+
+# The third measured plan of a Parquet cell stands still 3 s in the JVM (no clock of its own
+# tells): only the outlier rule, run against its cell, marks it (tests/bench/test_stalls.py).
+PLANTED = "measure.plan:3+3@jvm"
+
+
+@pytest.mark.parametrize(
+    ("kill_at", "ruled"),
+    [("protocol.retakes", True), ("protocol.measurement:4", False)],
+    ids=["during the retake pass", "before the outlier rule ran"],
+)
+def test_a_run_killed_after_an_outlier_recovers_it_marked(ctx, tiny, tmp_path, monkeypatch, kill_at, ruled):
+    from icelab.bench.recorder import RULE, Recorder
+    from icelab.core import failpoints
+    from tests.bench.test_protocol import protocol
+    from tests.bench.test_stalls import _case
+
+    run_dir, left = tmp_path / "run", tmp_path / "left"
+    run_dir.mkdir()
+
+    def kill(program: str | None = None) -> None:
+        # A SIGKILL leaves the disk as it is now: copy what is there, then stop.
+        left.mkdir()
+        (left / PARTIAL).write_bytes((run_dir / PARTIAL).read_bytes())
+        raise Killed
+
+    failpoints._hits.clear()
+    monkeypatch.setenv("ICELAB_STALL_AT", PLANTED)
+    monkeypatch.setenv("ICELAB_KILL_AT", kill_at)
+    monkeypatch.setattr(failpoints, "_kill", kill)
+    rec = Recorder(run_dir, {"run_id": "r", "planned_rows": 4, "protocol": {}})
+    with pytest.raises(Killed):
+        rec.record(ctx.spark, [_case(tiny, "parquet")], protocol(warmups=0, repetitions=4), {}, False)
+    # A run that stops early (Ctrl-C, a lost store) runs the rule on what it kept, before its flush.
+    flushed = pq.read_table(run_dir / MEASUREMENTS).to_pylist()
+    assert [(r["repetition"], r["faults"]) for r in flushed if r["faulted"]] == [(2, "outlier")]
+    lines = [json.loads(line) for line in (left / PARTIAL).read_text().splitlines()]
+    rules = [line for line in lines if RULE in line]
+    # Killed during the retakes: the rule's marks were on disk before the first retake.
+    assert [[key[4] for key in r["marked"]] for r in rules] == ([[2]] if ruled else [])
+    assert recover(left) == 4
+    rows = pq.read_table(left / MEASUREMENTS).to_pylist()
+    assert [(r["repetition"], r["faults"]) for r in rows if r["faulted"]] == [(2, "outlier")]
+    assert rows[2]["planning_ms"] >= 3_000

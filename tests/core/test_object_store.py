@@ -38,9 +38,10 @@ from icelab.core.contract import validate
 from icelab.core.errors import UserError
 from icelab.core.object_store import RGW_ACCESS_KEY, RGW_SECRET_KEY, rgw
 from icelab.core.object_store.proxy import DelayProxy, RequestCounter, path_kind
+from icelab.tools.contract import main as contract_main
 from tests.conftest import start_run_py as run_py
 from tests.core.test_exposure import listening, public
-from tests.reliability import MICRO, PLANNED
+from tests.reliability import MICRO, PLANNED, TRACES
 
 REPO = Path(__file__).resolve().parents[2]
 LATENCY_MS = 4  # small: the build sends some 1,700 requests, each paying it
@@ -678,6 +679,9 @@ LATE_PHASES = (("overhead_pairs", ["protocol.overhead_pairs=1"]), ("answers", ["
 LATE_BOUND_S = 0 + 60
 
 
+BACK_KILLS = "protocol.measurement:3@radosgw;phase.overhead_pairs@radosgw"
+
+
 @pytest.fixture(scope="module")
 def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """Two micro runs on the `runs` store (its data reused), RGW killed after a measurement:
@@ -688,7 +692,8 @@ def outages(runs: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
     out = {}
     for name, kill_at, extra in (
         ("lost", "protocol.measurement:2@radosgw", [*ONE_ATTEMPT, "storage.outage_wait_s=0"]),
-        ("back", "protocol.measurement:3@radosgw", [*ONE_ATTEMPT, "protocol.repetitions=1"]),
+        # Killed twice, each time restarted: after a measurement, then as the overhead pairs start.
+        ("back", BACK_KILLS, [*ONE_ATTEMPT, "protocol.repetitions=1", "protocol.overhead_pairs=1"]),
         # Lost after the rounds (issue 75), with S3A's and DuckDB's settings as a user has them.
         *((f"late-{p}", f"phase.{p}@radosgw", [*LATE, *more]) for p, more in LATE_PHASES),
     ):
@@ -764,7 +769,7 @@ def test_a_store_that_does_not_come_back_ends_the_run_interrupted_in_one_line(ou
 
 
 @needs_ceph
-def test_a_store_restarted_within_the_bound_lets_the_run_finish(outages, runs):
+def test_a_store_restarted_within_the_bound_lets_the_run_finish(outages, runs, capsys):
     back = outages["back"]
     assert back["code"] == 0, back["stderr"][-3000:]
     assert re.search(
@@ -774,6 +779,25 @@ def test_a_store_restarted_within_the_bound_lets_the_run_finish(outages, runs):
     ), back["stderr"][-3000:]
     rows = rows_of(back["run"])
     assert len(rows) == 8  # every planned measurement (one round): the run went on after the restart
+    # Each outage is one console line, and an event of run.json: which phase, how long, how back.
+    said = [line for line in back["stderr"].splitlines() if "stopped answering" in line]
+    assert len(said) == 2
+    assert said[1].endswith("measuring goes on; 1 overhead pair measured across it, marked"), said
+    events = json.loads((back["run"] / "run.json").read_text())["store_events"]
+    assert [(e["phase"].split()[0], e["outcome"], e["restarted"]) for e in events] == [
+        (rows["query_id"][3], "back", True),
+        ("overhead", "back", True),
+    ]
+    assert all((e["last_answered_utc"] or "") <= e["detected_utc"] and e["seconds"] > 0 for e in events)
+    overhead = pd.read_csv(back["run"] / "overhead.csv")
+    assert overhead["faults"].fillna("").tolist()[0] == "outage" and overhead["faulted"].sum() >= 1
+    assert "failed in a store outage (marked)" in back["stdout"]
+    assert contract_main([str(back["run"]), "--allow-failures"]) == 0
+    assert re.search(
+        r"1 failed in a store outage \(marked\); 2 store outages \(.+: back after [\d.]+ s, "
+        r"overhead pairs: back after [\d.]+ s\)\)$",
+        capsys.readouterr().out.strip(),
+    )
     failed = rows[rows["status"] != "ok"]
     assert len(failed) == 1 and failed.index[0] == 3 and failed["faults"].tolist() == ["outage"]
     assert rows["faulted"].sum() == 1  # only the outage's row leaves the medians
@@ -784,6 +808,13 @@ def test_a_store_restarted_within_the_bound_lets_the_run_finish(outages, runs):
     # The interrupted run before it stays interrupted; nothing of either is left running.
     assert json.loads((outages["lost"]["run"] / "run.json").read_text())["status"] == "interrupted"
     assert back["left"] == [] and daemons_of(runs["store"]) == []
+
+
+@needs_ceph
+def test_no_fault_run_prints_a_traceback(outages):
+    for name, seen in outages.items():
+        printed = seen["stdout"] + seen["stderr"]
+        assert not TRACES.search(printed), (name, printed[-3000:])
 
 
 @needs_ceph

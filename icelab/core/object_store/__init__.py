@@ -18,6 +18,7 @@ lock for as long as the run uses it, so two runs never start two clusters on one
 from __future__ import annotations
 
 import atexit
+import datetime as dt
 import importlib.util
 import os
 import signal
@@ -25,7 +26,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -78,6 +79,11 @@ class Store:
     lock_key: str | None = None
     bucket_created: bool = False
     version: str | None = None
+    # Each outage met (`outage`), as run.json's `store_events` records it; the wall clock (epoch
+    # seconds) at which icelab last saw the store answer (None: never asked), the earliest an
+    # outage can have begun.
+    events: list[dict[str, Any]] = field(default_factory=list)
+    answered_s: float | None = None
 
     @property
     def bucket(self) -> str:
@@ -163,11 +169,19 @@ class Store:
 
     def answers(self) -> bool:
         """Whether the S3 server answers HTTP at all (any status will do); 2 s at most."""
-        try:
-            s3.request(self.server, "HEAD", "/", timeout_s=2)
-        except UserError:
-            return False
-        return True
+        # Asked twice before it counts as gone: on a loaded machine one request of a live store
+        # can miss its 2 s, and a store taken for gone is restarted.
+        for attempt in range(2):
+            asked = time.time()
+            try:
+                s3.request(self.server, "HEAD", "/", timeout_s=2)
+            except UserError:
+                if attempt == 0:
+                    time.sleep(0.5)
+                continue
+            self.answered_s = asked
+            return True
+        return False
 
     def outage(self, during: str) -> str:
         """The store stopped answering during `during`: bring it back within `storage.outage_wait_s`,
@@ -179,7 +193,8 @@ class Store:
         Raises:
             RunInterrupted: not back within the bound (0: at once, no restart); one line.
         """
-        wait, t0 = self.config.outage_wait_s, time.monotonic()
+        wait, t0, detected = self.config.outage_wait_s, time.monotonic(), time.time()
+        last_answered = self.answered_s
         lost = f"the object store at {self.server.url} stopped answering during {during}"
         why = ""
         if wait and self.rgw is not None:
@@ -192,10 +207,42 @@ class Store:
             if time.monotonic() - t0 >= wait:
                 break
             time.sleep(0.5)
-        if why or not self.answers():
+        back = not why and self.answers()
+        self._event(during, last_answered, detected, time.monotonic() - t0, back, why)
+        if not back:
             raise RunInterrupted(f"{lost}; not back within storage.outage_wait_s={wait:g} s{why}")
         how = "radosgw restarted" if self.rgw is not None else "it answers again"
         return f"{lost}; {how} after {time.monotonic() - t0:.1f} s, measuring goes on"
+
+    def _event(
+        self, during: str, last_answered: float | None, detected: float, seconds: float, back: bool, why: str
+    ) -> None:
+        """Keep the outage met during `during` (and put it in every open run's run.json at once, so
+        a run killed later still says it): when icelab last saw the store answer (null: it had
+        not asked yet), when it found it gone, how long it took to come back (or to give up),
+        and how."""
+        event = {
+            "kind": "outage",
+            "phase": during,
+            "last_answered_utc": _utc(last_answered) if last_answered is not None else None,
+            "detected_utc": _utc(detected),
+            "seconds": round(seconds, 1),
+            "restarted": self.rgw is not None and bool(self.config.outage_wait_s) and not why,
+            "outcome": "back" if back else "lost",
+            "detail": why.strip(" ()") or None,
+        }
+        self.events.append(event)
+        run_state.add_event(event)
+
+    @staticmethod
+    def outage_window(event: dict[str, Any], since_s: float) -> tuple[float, float]:
+        """The wall-clock span (epoch seconds) an outage may have covered: from the store's last
+        answer before it, or `since_s` (when the asker began to watch) if that is later or there
+        was none, to the moment it was back (or given up)."""
+        last = event["last_answered_utc"]
+        start = max(dt.datetime.fromisoformat(last).timestamp(), since_s) if last else since_s
+        seen = dt.datetime.fromisoformat(event["detected_utc"]).timestamp()
+        return start, seen + event["seconds"]
 
     def record(self) -> dict[str, Any]:
         """What env.json says of the store: kind, server, endpoints, latency (never a key)."""
@@ -253,6 +300,10 @@ def outage_of(exc: BaseException) -> RunInterrupted | None:
         f"the object store at {_active.server.url} stopped answering ({type(exc).__name__} "
         "outside the measurements)"
     )
+
+
+def _utc(epoch_s: float) -> str:
+    return dt.datetime.fromtimestamp(epoch_s, dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _credentials(cfg: StorageConfig) -> tuple[str, str]:

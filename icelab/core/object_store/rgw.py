@@ -22,6 +22,7 @@ import socket
 import subprocess
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +121,17 @@ def sweep(state_dir: Path) -> list[int]:
 
 class _NotReady(Exception):
     """A Ceph command failed the way a monitor that is still starting makes it fail."""
+
+
+_KEEPER: ThreadPoolExecutor | None = None
+
+
+def _keeper() -> ThreadPoolExecutor:
+    """One thread that lives as long as the process: the parent thread of a restarted radosgw."""
+    global _KEEPER
+    if _KEEPER is None:
+        _KEEPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="icelab-rgw-keeper")
+    return _KEEPER
 
 
 @dataclass
@@ -247,7 +259,10 @@ class Rgw:
         """
         self.daemons.drop("radosgw")
         self.deadline = deadline
-        self._spawn("radosgw", "-c", str(self.conf), "-n", RGW_NAME, "-f")
+        # Started from the keeper thread, whoever asks: PR_SET_PDEATHSIG fires when the *thread*
+        # that forked the daemon ends, and the store guard's watcher, which restarts a store lost
+        # after the rounds, ends with its phase (the radosgw it started died with it).
+        _keeper().submit(self._spawn, "radosgw", "-c", str(self.conf), "-n", RGW_NAME, "-f").result()
         self._wait_http()
 
     def _state(self) -> dict:

@@ -21,6 +21,7 @@ CASES = (
     "store-reset",
     "store-stall",
     "store-outage-restart",
+    "store-outage-smoke",
     "store-outage-gone",
     "store-lost-overhead",
     "store-lost-answers",
