@@ -147,14 +147,14 @@ def recover(run_dir: Path) -> int:
         except ValueError:
             continue
         (rules if RULE in found else rows).append(found)
-    by_key = {json.dumps(_key(row), default=str): row for row in rows}
+    by_key = {tuple(_key(row)): row for row in rows}  # both sides read back from JSON
     for rule in rules:
         for key in rule["marked"]:
-            row = by_key.get(json.dumps(key, default=str))
+            row = by_key.get(tuple(key))
             if row is not None and rule[RULE] not in stalls.reasons(row):
                 stalls.mark(row, [rule[RULE]])
     if OUTLIER_RULE not in {rule[RULE] for rule in rules}:
-        mark_outliers([row for row in rows if not row.get("warmup")], None)
+        mark_outliers(rows, None)  # the rule itself leaves warm-ups out
     for leftover in run_dir.glob(f".{MEASUREMENTS}.tmp-*"):  # a write the kill cut short
         leftover.unlink()
     _write_measurements(run_dir, rows)
