@@ -12,7 +12,10 @@ beside the cost model's inputs and prediction) in results/runs/doctor_catalogue/
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,11 +42,13 @@ from icelab.health.check import Policy
 from icelab.health.diagnosis import EXIT_ACTION, EXIT_HEALTHY, Diagnosis, diagnose
 from icelab.health.forecast import PlanningModel, doctor_model, window_reads
 from icelab.health.gain import PREDICTED
+from icelab.health.remeasure import job
 from icelab.health.scratch import DIRECTORY, traces, tree
 from icelab.health.source import resolve
 
 CATALOG = "catalogue"
 REWRITE = "rewrite_manifests"
+REMEASURED = "remeasure.json"  # in the run directory: `remeasured`
 
 
 @dataclass(frozen=True)
@@ -107,8 +112,8 @@ WRITERS = {"spark-sql": spark_sql_shapes, "pyiceberg": pyiceberg_shapes}
 
 def _shape(name: str, writer: str, builder: str, expect: str, about: str, sizes: dict | None = None) -> Shape:
     """A catalogue entry as a Shape: its builder is the function of that name in its writer's module."""
-    # Sizes are counts; a builder's text argument (a partition spec) is the same at both sizes.
-    sized = {k: tuple(x if isinstance(x, str) else int(x) for x in v) for k, v in (sizes or {}).items()}
+    # Sizes are counts; a builder's other arguments (a spec, a unit, a flag, None) are kept as given.
+    sized = {k: tuple(int(x) if type(x) in (int, float) else x for x in v) for k, v in (sizes or {}).items()}
     build = _built(getattr(WRITERS[writer], builder), writer == "spark-sql", sized)
     return Shape(name, writer, build, *EXPECTED[expect], about)
 
@@ -219,6 +224,10 @@ def check_shape(
             | {"check_s": round(time.perf_counter() - t0, 2)}
         )
     first = done.first
+    ran = done.applied if done.copy else []  # the statements run on its scratch copy
+    row["remeasure_job"] = job(
+        shape.name, table, first.health.windows, ran, (done.scratch_info or {}).get("table")
+    )
     row |= {
         "traces": traces(seen, tree(scratch.warehouse))[:20],
         "check_s": round(time.perf_counter() - t0, 2),
@@ -248,6 +257,23 @@ def check_shape(
         advised = REWRITE in first.advice.actions
         row["worse"] = advised and (done.worse or any(row["after"][w] > n for w, n in row["before"].items()))
     return row
+
+
+def remeasured(run_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every shape's rewrite re-measured in a fresh process (`icelab.health.remeasure`), with the
+    run's own config; its output, also stored as remeasure.json in the run directory. A child
+    that fails leaves its stderr's last line in `error`."""
+    jobs = [r["remeasure_job"] for r in rows if r.get("remeasure_job") and r["remeasure_job"]["windows"]]
+    write_json(run_dir / "remeasure-jobs.json", jobs)
+    out = run_dir / REMEASURED
+    cmd = [sys.executable, "-m", "icelab.health.remeasure", str(run_dir / "config.yaml")]
+    done = subprocess.run(
+        [*cmd, str(run_dir / "remeasure-jobs.json"), str(out)], capture_output=True, text=True
+    )
+    if done.returncode != 0 or not out.is_file():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"the re-measure exited {done.returncode}: {last}", "rows": []}
+    return json.loads(out.read_text())
 
 
 def problems(rows: list[dict[str, Any]]) -> list[str]:
@@ -339,7 +365,11 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
             measure_warmups=ccfg.measure_warmups,
             scratch_dir=results / DIRECTORY,
         )
+        # In a fresh process, while the shapes still exist: the check of each measured saving.
+        again = remeasured(run_dir, rows) if ccfg.remeasure else None
     found = problems(rows)
+    if again is not None and again.get("error"):
+        found.append(again["error"])
     write_json(
         run_dir / "catalogue.json",
         {
@@ -352,6 +382,7 @@ def run(cfg: DictConfig) -> list[dict[str, Any]]:
             # The model behind each shape's predicted planning: which calibration or run, its fit.
             "model": model.as_json() if model is not None else None,
             "shapes": rows,
+            "remeasured": None if again is None else REMEASURED,
             "problems": found,
         },
     )

@@ -521,6 +521,7 @@ def _ran(st: Statement, t0: float, started_ms: int) -> dict[str, Any]:
     return {
         "action": st.action,
         "text": st.text,
+        "language": st.language,
         "seconds": round(time.perf_counter() - t0, 3),
         # Wall clock, as Iceberg stamps a commit: which commit was this statement's.
         "ran_ms": [started_ms, time.time_ns() // 1_000_000],

@@ -193,6 +193,10 @@ class CatalogueConfig(_Strict):
         "prediction (0: none)",
     )
     measure_warmups: int = Field(default=2, ge=0, description="untimed rounds of plans before the timed ones")
+    remeasure: bool = Field(
+        default=False,
+        description="re-measure every shape's rewrite in a fresh process (`icelab.health.remeasure`)",
+    )
     sitting: SittingLabel = None
 
 
