@@ -130,12 +130,17 @@ def score(run: Run) -> dict[str, Any]:
         "verdict": bool(shapes) and all(s["right"] for s in shapes),
         "saving": share is not None and share >= SAVING_SHARE,
     }
+    misses = [abs(w["saving_ms"]) for w in judged if not w["within"]]
+    hits = [abs(w["saving_ms"]) for w in judged if w["within"]]
     return {
         "run": run.run_id,
         "shapes": shapes,
         "windows": windows,
         "judged_windows": len(judged),
         "saving_share": share,
+        # How big a saving the misses had, re-measured, against the windows that agreed.
+        "missed_largest_ms": max(misses, default=None),
+        "within_smallest_ms": min(hits, default=None),
         "wrong": [s["shape"] for s in shapes if not s["right"]],
         "parts": parts,
         "passes": all(parts.values()),

@@ -37,6 +37,7 @@ KEEP = (
     "expiry.json",
     "catalogue.json",  # doctor_catalogue
     "calibration.json",  # doctor_catalogue: the calibration its doctor predicted with
+    "remeasure*.json",  # doctor_catalogue: the fresh-process re-measure, and its jobs
     "summary.json",  # datagen: the dataset's build, its profile and verification
 )
 MAX_BYTES = 2 * 1024 * 1024
