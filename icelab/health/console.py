@@ -345,7 +345,7 @@ def render(diagnosis: Diagnosis) -> str:
             diagnosis.measure_plans,
             budget_s=diagnosis.measure_budget_s,
             warmups=diagnosis.measure_warmups,
-            rounds=diagnosis.scratch_info,
+            rounds=diagnosis.scratch_info or diagnosis.rounds,
         ),
         *render_advice(first.advice, applied=ran, plan=diagnosis.plan),
     ]

@@ -141,6 +141,7 @@ class Diagnosis:
     scratch: Visit | None = None
     # How the scratch copy went: where, kept or removed, its rounds of plans, its time split.
     scratch_info: dict[str, Any] = field(default_factory=dict)
+    rounds: dict[str, Any] = field(default_factory=dict)  # how the table alone was planned (no copy)
     # After `--apply` lost a commit race (`advice.LostRace`): which statement, Iceberg's message,
     # the retries the table allowed, what did not run; and the one line that says so.
     lost_race: dict[str, Any] | None = None
@@ -298,6 +299,7 @@ class Diagnosis:
             "commits": self.commits.as_json() if self.commits else None,
             "copy": self.copy,
             "scratch": self.scratch_info or None,
+            "rounds": self.rounds or None,
             "basis": self.first.advice.basis,
             "windows": self.windows(),
             "before_after": self.before_after(),
@@ -403,15 +405,18 @@ def diagnose(
 
 
 def _measure_first(spark: SparkSession, diagnosis: Diagnosis, target: int | None) -> None:
-    """Plan the windows of the table as first read (and its fixed plan), more while the predicted
-    verdict is undecided (`gain.decided`), then advise again on those plans."""
+    """Plan the windows of the table as first read (and its fixed plan), then advise again on
+    those plans. From MIN_PLANS plans a window the rounds go on until steady: the first rounds of
+    a session run slow, and a fixed part taken from them made the predicted "after" too slow
+    (docs/history.md, "The doctor's fixed part, measured on a table and on its rewritten copy").
+    With fewer, more while the predicted verdict is undecided (`gain.decided`)."""
     first, plans = diagnosis.first, diagnosis.measure_plans
     health = first.health
     fixed = fixed_window(health.windows)
     if fixed is not None and plans > 0:
         health.fixed = fixed
     ratios = {p["window"]: p.get("model_ratios") for p in first.advice.predictions}
-    measure_windows(
+    rounds = measure_windows(
         spark,
         first.source,
         first.meta,
@@ -420,7 +425,9 @@ def _measure_first(spark: SparkSession, diagnosis: Diagnosis, target: int | None
         diagnosis.measure_budget_s,
         diagnosis.measure_warmups,
         enough=lambda: decided(health, ratios),
+        until_steady=plans >= MIN_PLANS,
     )
+    diagnosis.rounds = rounds
     first.readvise(diagnosis.model, target)
 
 

@@ -300,15 +300,17 @@ def measure_windows(
     budget_s: float | None = None,
     warmups: int = WARMUPS,
     enough: Callable[[], bool] | None = None,
-) -> None:
-    """`measure_states` on one table state, at its current snapshot."""
+    until_steady: bool = False,
+) -> dict[str, Any]:
+    """`measure_states` on one table state, at its current snapshot; how the rounds went."""
     if plans <= 0:
         for w in windows:
             w.update(NOT_MEASURED)
-        return
+        return {"rounds": 0, "stopped": None, "seconds": 0.0}
     state = state_of(spark, "now", source, meta, windows)
-    if state is not None:
-        measure_states(spark, [state], plans, budget_s, warmups, enough)
+    if state is None:
+        return {"rounds": 0, "stopped": None, "seconds": 0.0}
+    return measure_states(spark, [state], plans, budget_s, warmups, enough, until_steady)
 
 
 def reset_heap_peak(spark: SparkSession) -> None:

@@ -99,6 +99,25 @@ def test_the_rounds_go_on_until_steady_and_the_figures_are_the_last_two_blocks(m
                 assert w["steady"], w
 
 
+def test_without_a_copy_the_table_is_planned_until_steady_too(shapes, tmp_path):
+    """The predicted "after" rests on the plans now and the fixed plan: taken in the first rounds
+    of a session they ran slow, so they are taken at steady state as the measured after is."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(
+            [str(shapes["daily"]), "--no-copy", "--measure-plans", str(PLANS), "--results", str(tmp_path)],
+            True,
+        )
+    _, report, _, _ = outcome(code, out.getvalue())
+    assert report["basis"] == "predicted" and report["scratch"] is None, report["basis"]
+    rounds = report["rounds"]
+    assert rounds["stopped"] in (STEADY, TIME_CAP, ROUND_CAP) and rounds["rounds"] >= 2 * PLANS, rounds
+    state = report["states"][0]
+    for w in [*state["windows"], state["fixed_plan"]]:
+        assert len(w["all_plans_ms"]) == rounds["rounds"] and w["measured_plans"] == 2 * PLANS, w
+        assert w["measured_ms"] == pytest.approx(statistics.median(w["all_plans_ms"][-2 * PLANS :]), abs=0.1)
+
+
 def test_steady_needs_two_blocks_whose_medians_agree():
     assert not steady([50.0] * 5, 3)  # fewer than two blocks
     assert steady([50, 52, 49, 51, 50, 48], 3)
