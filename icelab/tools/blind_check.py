@@ -215,7 +215,8 @@ def parser() -> argparse.ArgumentParser:
 def registration(path: Path, reg: Registration) -> dict[str, Any]:
     """The commit that registered the check `reg`, and whether `path` is the calibration it
     registered (byte for byte as committed then: the same git blob)."""
-    commit = git(REPO, "log", "--diff-filter=A", "--format=%h %cI", "--", reg.page) or None
+    # The full hash: git's abbreviation grows with a clone's object count, and pages print it.
+    commit = git(REPO, "log", "--diff-filter=A", "--format=%H %cI", "--", reg.page) or None
     registered = commit and git(REPO, "rev-parse", f"{commit.split()[0]}:{reg.registered_as.as_posix()}")
     return {
         "number": reg.number,
@@ -227,6 +228,13 @@ def registration(path: Path, reg: Registration) -> dict[str, Any]:
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         "as_registered": bool(registered) and registered == git(REPO, "hash-object", str(path)),
     }
+
+
+def short(commit: str) -> str:
+    """A registering commit ("<hash> <ISO date>") as pages and the console show it: seven hex
+    digits, a fixed width whatever the clone."""
+    full, *rest = commit.split()
+    return " ".join([full[:7], *rest])
 
 
 def after_registration(commit: str | None, registered: str | None) -> bool:
@@ -570,7 +578,7 @@ def _doctor_text(d: dict[str, Any] | None) -> list[str]:
 def text(result: dict[str, Any], runs_dir: Path, foreign_dir: Path) -> str:
     """The console view."""
     reg = result["registration"]
-    by = reg["commit"] or "an unknown commit (no git)"
+    by = short(reg["commit"]) if reg["commit"] else "an unknown commit (no git)"
     head = f"blind check {reg['number']} registered by {by} ({reg['page']}); "
     if reg.get("fresh_calibration"):
         head += "each run predicted with the calibration its doctor used, made in its sitting"

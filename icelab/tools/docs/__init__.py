@@ -11,6 +11,7 @@ writes (a figure typed or edited by hand, or results changed without `make docs`
 from __future__ import annotations
 
 import argparse
+import difflib
 import hashlib
 import os
 import re
@@ -79,6 +80,14 @@ def documents(root: Path) -> list[Path]:
     return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
 
 
+def changed(text: str, new: str, most: int = 12) -> list[str]:
+    """The first `most` lines of a unified diff from `text` to `new`: which figure moved, so a
+    check that fails where nobody can rerun it (CI) still says what differed."""
+    diff = difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True), n=0)
+    lines = [line if line.endswith("\n") else line + "\n" for line in diff]
+    return lines[2 : 2 + most]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Rewrite (or with --check, compare) every generated block; exit 1 when --check finds a difference."""
     p = argparse.ArgumentParser(prog="icelab docs", description=main.__doc__)
@@ -87,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     results = args.root / "results"
     now = stamp(results / "reference")
-    stale = []
+    stale: list[tuple[Path, list[str]]] = []
     for path in documents(args.root):
         text = path.read_text()
         try:
@@ -99,12 +108,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"icelab: error: {path.relative_to(args.root)}: {exc.args[0]}", file=sys.stderr)
             return 2
         if new != text:
-            stale.append(path.relative_to(args.root))
+            stale.append((path.relative_to(args.root), changed(text, new)))
             if not args.check:
                 write_atomic(path, new)
     verb = "differs from its results" if args.check else "rewritten"
-    for path in stale:
+    for path, lines in stale:
         print(f"docs: {path}: {verb}")
+        if args.check:
+            print("".join(f"  {line}" for line in lines), end="")
     if not stale:
         print(f"docs: {len(documents(args.root))} files up to date with results/reference")
     return 1 if stale and args.check else 0

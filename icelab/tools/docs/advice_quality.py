@@ -40,7 +40,7 @@ def row(results: Path, number: int) -> dict[str, Any]:
     return {
         "number": number,
         "page": Path(reg.page).name,
-        "commit": commit.split()[0] if commit else None,
+        "commit": blind_check.short(commit).split()[0] if commit else None,
         "date": commit.split()[1][:10] if commit else None,
         "ladder": bool(reg.ladder),
         "fresh": reg.fresh_calibration,
