@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 def copy_checkout(root: Path) -> Path:
     """A copy of the README, docs/ and the reference results under `root`, to edit freely."""
     shutil.copy(REPO / "README.md", root)
+    shutil.copy(REPO / "mkdocs.yml", root)
     shutil.copytree(REPO / "docs", root / "docs")
     (root / "results").mkdir()
     (root / "results" / "reference").symlink_to(REPO / "results" / "reference")
@@ -116,6 +117,15 @@ def test_a_block_without_a_generator_is_one_line(checkout: Path, capsys) -> None
     page.write_text(page.read_text() + "<!-- generated:nope -->\n<!-- /generated:nope -->\n")
     assert main(["--check", "--root", str(checkout)]) == 2
     assert "docs/index.md: no generator for block 'nope'" in capsys.readouterr().err
+
+
+def test_a_page_outside_history_that_names_an_issue_fails_the_check(checkout: Path, capsys) -> None:
+    page = checkout / "docs" / "planning.md"
+    page.write_text(page.read_text() + "\nThe table was larger until issue 74.\n")
+    assert main(["--check", "--root", str(checkout)]) == 1
+    out = capsys.readouterr().out
+    assert "outside History, how a figure was reached: docs/planning.md:" in out
+    assert "site: " in out and " words (" in out
 
 
 def test_a_block_whose_results_are_missing_is_one_line(checkout: Path, capsys) -> None:

@@ -118,7 +118,14 @@ def main(argv: list[str] | None = None) -> int:
             print("".join(f"  {line}" for line in lines), end="")
     if not stale:
         print(f"docs: {len(documents(args.root))} files up to date with results/reference")
-    return 1 if stale and args.check else 0
+    # Imported here: the rules read every page, after the blocks are written.
+    from icelab.tools.docs import site_rules
+
+    print(site_rules.counts(args.root).line())
+    misplaced = site_rules.history_words(args.root)
+    for found in misplaced:
+        print(f"docs: outside History, how a figure was reached: {found}")
+    return 1 if (stale and args.check) or misplaced else 0
 
 
 if __name__ == "__main__":

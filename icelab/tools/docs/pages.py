@@ -18,9 +18,11 @@ from icelab.tools.docs import (
     decision_check_page,
     doctor,
     effects,
+    experiments,
     maintenance,
     metadata,
     planning,
+    prerequisites,
     readme,
     reliability_page,
     results,
@@ -33,6 +35,7 @@ from icelab.tools.docs import (
 Generator = Callable[[Path], str]
 PAGES = (
     readme,
+    experiments,
     dataset,
     planning,
     maintenance,
@@ -50,6 +53,7 @@ PAGES = (
     decision_check_page,
     tutorials,
     warmup,
+    prerequisites,
 )
 
 
