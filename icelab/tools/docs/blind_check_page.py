@@ -2,7 +2,7 @@
 registration; docs/costmodel-check-2.md, the second; docs/costmodel-check-3.md, the third, on the
 store): each registered check as scored today, per
 set (icelab's held-out states, tables other engines wrote) on the runs of one commit, with the
-criterion's three figures, the interval's coverage, and the errors per shape and layout.
+criterion's three figures, the interval's coverage.
 
 Figures come from `icelab.tools.blind_check.score` (the command `icelab costmodel blind
 --registration N`) over the registration's committed held-out runs and doctor_catalogue runs
@@ -15,36 +15,9 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from icelab.analysis import blind_check as criterion
-from icelab.core.config.values import window_length
 from icelab.tools import blind_check
 from icelab.tools.docs.markdown import render
-
-
-def _groups(cells: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per table and layout: cells, scored cells, and the errors of the scored ones."""
-    rows = []
-    for (dataset, layout), group in cells.groupby(["dataset", "layout"], sort=True):
-        figures = criterion.verdict(group)  # the criterion on this group's scored cells
-        windows = sorted(group["window"], key=lambda w: window_length(w) or pd.Timedelta.max)
-        rows.append(
-            {
-                "dataset": dataset,
-                "layout": layout,
-                "windows": ", ".join(windows),
-                "cells": len(group),
-                "scored": figures.cells,
-                "runs": int(group["runs"].min()),
-                "sittings": int(group["sittings"].min()),
-                "measured": (float(group["planning_ms"].min()), float(group["planning_ms"].max())),
-                "errors": (float(group["rel_error"].min()), float(group["rel_error"].max())),
-                "within": figures.share_within,
-                "covered": figures.coverage,
-            }
-        )
-    return rows
 
 
 def _part(part: dict[str, Any], what: str) -> dict[str, Any] | None:
@@ -58,7 +31,6 @@ def _part(part: dict[str, Any], what: str) -> dict[str, Any] | None:
         "after_registration": part["after_registration"],
         "runs": part["runs"],
         "left_out": part["left_out"],
-        "groups": _groups(pd.DataFrame(part["cells"])),
         "verdict": verdict,
         "holds": verdict["holds"],
         "by_size": blind_check.sizes_shown(part),
@@ -101,6 +73,7 @@ def result(results: Path, number: int = 1) -> str:
         parts.append(_part(scored["reported"], blind_check.REPORTED))
     return render(
         "blind_check/result.md.j2",
+        number=number,
         registration=scored["registration"],
         calibration=reg.calibration.as_posix(),
         runs_dir=reg.runs.as_posix(),

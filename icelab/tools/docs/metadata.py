@@ -127,10 +127,12 @@ def fit_block(results: Path) -> str:
 
 
 def holdout_block(results: Path) -> str:
-    """Predicted against measured: every cell of the held-out 10M state, and per layout the
+    """Predicted against measured: per layout of the held-out 10M state, and per layout the
     errors on the medium real-data runs (manifest_8mb and manifest_sweep: many cells each)."""
     held = model_checks.holdout(_run(results), results / "reference")
     text = costmodel_output.checked_report(held.held_out, "held out (above the fit's limit)")
+    # Per layout only: `python -m icelab.costmodel --holdout` prints every cell.
+    text = "held out (above the fit's limit), " + text[text.index("absolute relative error per layout:") :]
     summary = planning_model.error_summary(held.reference).to_dict("records")
     return render("metadata/holdout.md.j2", report=text, summary=summary)
 
@@ -183,10 +185,15 @@ def _costmodel_lines(shown: list[str], run: Run, results: Path, starts: tuple[st
 
 
 def example_block(results: Path) -> str:
-    """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run."""
+    """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run,
+    its coefficient table left out."""
     shown = ["--files", "5e6", "--days", "365", "--windows", "1d,30d"]
-    text = _costmodel(shown, _run(results), results)
-    return render("metadata/example.md.j2", args=shown, output=text.rstrip())
+    lines = _costmodel(shown, _run(results), results).rstrip().splitlines()
+    # The coefficients are the fit block's: the example keeps its header and what follows them.
+    start = next(i for i, line in enumerate(lines) if line.startswith("table:"))
+    gap = "  ... (the coefficients and fit statistics: the fit block above)"
+    kept = [*lines[:2], gap, "", *lines[start:]]
+    return render("metadata/example.md.j2", args=shown, output="\n".join(kept))
 
 
 def calibrations_block(results: Path) -> str:

@@ -4,10 +4,12 @@ Rows and the builder come from `conf/dataset/`; the memory set aside from `conf/
 driver's `engine.driver_memory`, DuckDB's `verify.duckdb_memory`, which verification runs beside
 it); disk and build time from the newest build of each dataset name stored on local disk
 (`results/reference/datagen/<case>/`: its `summary.json`, Parquet and Iceberg bytes together).
+Setup and test times come from the newest stored CI run (`results/reference/ci/`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -88,8 +90,24 @@ def figure10_needs(results: Path) -> str:
     return render("prerequisites/figure10.md.j2", row=row, memory=memory(conf_dir(results)))
 
 
+def ci_times(results: Path) -> str:
+    """docs/prerequisites.md's setup and test times: the newest `.ci/run` stored under
+    results/reference/ci (`icelab.tools.ci_times`).
+
+    Raises:
+        LookupError: when none is stored.
+    """
+    found = sorted((results / "reference" / "ci").glob("*/ci.json"))
+    if not found:
+        raise LookupError(f"no CI record under {results / 'reference' / 'ci'}")
+    newest = found[-1]
+    path = f"results/{newest.relative_to(results).as_posix()}"
+    return render("prerequisites/ci.md.j2", ci=json.loads(newest.read_text()), path=path)
+
+
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "prerequisites-datasets": datasets,
+    "prerequisites-ci": ci_times,
     "tutorial-figure10-needs": figure10_needs,
     "dataset-medium-builders": medium_builders,
 }
