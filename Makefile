@@ -37,7 +37,7 @@ format: setup ## ruff format and autofix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-docs: setup ## rewrite the figure blocks of README.md and docs/ from results/reference
+docs: setup ## rewrite the figure blocks of README.md and docs/ from results/reference; fail past the size limits
 	$(VENV)/bin/icelab docs
 
 docs-site: setup ## build the docs site into site/ (mkdocs-material, strict: no orphan page, no broken link)

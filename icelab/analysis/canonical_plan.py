@@ -15,12 +15,6 @@ NARROW_QUERY = "q19_narrow_projection_hour"
 WIDE_QUERY = "q18_wide_projection_hour"
 
 
-def workload(c: Canonical) -> dict[str, object]:
-    """Each query's window (run.json) and the most leaf fields any variant read for it."""
-    leaves = c.plan.groupby("query_id")["read_leaves"].max()
-    return {"windows": c.windows, "leaves": {q: str(n) for q, n in leaves.items()}}
-
-
 def _facts(row: pd.Series) -> tuple[int, int, bool | None, bool]:
     """(nested filters pushed, leaf fields read, nested pruned or None when not said, vectorized)."""
     pruned = row["nested_pruned"]

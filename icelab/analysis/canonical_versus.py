@@ -1,5 +1,5 @@
 """A canonical run's setups against Parquet and against the initial setup: the geometric means
-with their intervals, the per-query totals, and the figures the page's reading of them quotes."""
+with their intervals and the figures the page's reading of them quotes."""
 
 from __future__ import annotations
 
@@ -65,26 +65,6 @@ def gains(c: Canonical) -> dict[str, object]:
         if v != c.initial
     ]
     return {"rows": rows}
-
-
-def per_query(c: Canonical) -> dict[str, object]:
-    """Per query: median planning and median execution (Parquet, initial, optimized) and optimized /
-    Parquet of their totals (`stats.ratios`, as versus_parquet.csv)."""
-    planning, execution = c.median("planning_ms"), c.median("execution_ms")
-    totals = c.ratio("total_ms", c.optimized)
-    rows = [
-        {
-            "query": short(query_id),
-            "window": window,
-            "cells": [
-                (planning.loc[query_id, v], execution.loc[query_id, v])
-                for v in (PARQUET, c.initial, c.optimized)
-            ],
-            "ratio": totals[query_id],
-        }
-        for query_id, window in c.windows.items()
-    ]
-    return {"initial": setup(c.initial), "optimized": setup(c.optimized), "rows": rows}
 
 
 def reading(c: Canonical) -> dict[str, object]:

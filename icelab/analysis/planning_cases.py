@@ -147,9 +147,3 @@ def reads_all(frame: pd.DataFrame, query: str, variant: str) -> bool:
 def health_report(run: Run) -> dict[str, dict]:
     """A manifest_health run's report.json, by table state."""
     return {state["state"]: state for state in json.loads((run.path / "report.json").read_text())}
-
-
-def commit_of(run: Run) -> dict[str, object]:
-    """The run's short commit and whether its tree was dirty, from env.json."""
-    git = run.env().get("git") or {}
-    return {"commit": (git.get("commit") or "unknown")[:7], "dirty": bool(git.get("dirty"))}

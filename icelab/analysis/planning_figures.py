@@ -22,7 +22,6 @@ from icelab.analysis.planning_cases import (
     WIDE_IQR,
     aligned,
     cell,
-    commit_of,
     days_per_manifest,
     growth,
     label,
@@ -268,11 +267,6 @@ def pushdown(run: Run) -> dict[str, object]:
         "partitions": parts.pop(),
         "parquet": [float(r["planning_ms_median"]) for r in parquet_rows],
     }
-
-
-def commits(runs: list[Run]) -> list[dict[str, object]]:
-    """Which commit each run comes from, and whether its tree was clean (env.json)."""
-    return [{"experiment": r.experiment, "id": r.run_id, **commit_of(r)} for r in runs]
 
 
 def protocol_medium(run: Run) -> dict[str, object]:

@@ -158,12 +158,12 @@ def planning_grids(run: Run) -> list[dict[str, Any]]:
 
 def mode_ratios(run: Run) -> dict[str, Any]:
     """Distributed planning and local with Iceberg's caches on, each against local, per Iceberg
-    cell: the pairs (`rows`: local and mode), the range of the ratios per mode (`modes`) and the
-    distributed ratios by entries matched (`bins`)."""
+    cell: the range of the ratios per mode (`modes`) and the distributed ratios by entries
+    matched (`bins`)."""
     c = _cells(run)
     ice = c[c["format"] == "iceberg"]
     local = ice[ice["setup"] == "local"].set_index(CELL)
-    rows, ratios, matched = [], {}, {}
+    ratios, matched = {}, {}
     for mode in ("distributed", "local_cache"):
         other = ice[ice["setup"] == mode].set_index(CELL)
         ratios[mode], matched[mode] = [], []
@@ -173,14 +173,13 @@ def mode_ratios(run: Run) -> dict[str, Any]:
             rec, base = other.loc[key], local.loc[key]
             ratios[mode].append(rec["planning_ms"] / base["planning_ms"])
             matched[mode].append(base["files"])
-            rows.append({"key": key, "mode": mode, "base": base, "rec": rec, "ratio": ratios[mode][-1]})
     found = {mode: [x for x in r if pd.notna(x)] for mode, r in ratios.items()}  # error rows: no figure
     modes = [
         {"mode": mode, "low": min(r), "high": max(r), "cells": len(r), "faster": sum(x < 1 for x in r)}
         for mode, r in found.items()
         if r
     ]
-    return {"rows": rows, "modes": modes, "bins": by_matched(ratios["distributed"], matched["distributed"])}
+    return {"modes": modes, "bins": by_matched(ratios["distributed"], matched["distributed"])}
 
 
 def by_matched(ratios: list[float], matched: list[float]) -> list[dict[str, object]]:

@@ -251,12 +251,13 @@ def measure_states(
                 w.update(NOT_MEASURED | {"measure_error": m.error})
                 timed.pop(i)
                 continue
-            timed[i].append(m.planning_ms or 0.0)
+            # Kept at the report's 0.1 ms, so steadiness recomputed from the report agrees.
+            timed[i].append(round(m.planning_ms or 0.0, 1))
             _planned(spark, (m.planning_ms or 0.0) / 1000)
             scanned[i] = m.scan.get("manifests_scanned")
             w.update(_summary(timed[i][-kept:] if kept else timed[i], False, scanned[i], s.snapshot_id))
             if kept:
-                w["all_plans_ms"] = [round(p, 1) for p in timed[i]]
+                w["all_plans_ms"] = list(timed[i])
     else:
         if until_steady and timed and all(steady(timed[i], plans) for i in timed):
             stopped = STEADY

@@ -41,6 +41,15 @@ def test_the_committed_docs_are_what_the_results_give(capsys, monkeypatch) -> No
     assert BLOCK.search((REPO / "README.md").read_text()), "the README has no generated block"
 
 
+def test_a_site_past_a_limit_fails_both_the_check_and_the_rewrite(checkout: Path, capsys) -> None:
+    page = checkout / "docs" / "commands.md"
+    page.write_text(page.read_text() + "\n" + "A sentence of many words, " * 10 + "and on.\n")
+    assert main(["--check", "--root", str(checkout)]) == 1
+    assert main(["--root", str(checkout)]) == 1
+    out = capsys.readouterr().out
+    assert "docs: commands.md:" in out and "a sentence of 52 words, over the limit of 40" in out, out
+
+
 def readme_edit(checkout: Path) -> tuple[Path, str, str]:
     """A duration in the README's first generated block changed to 99 min: (file, text, edited)."""
     readme = checkout / "README.md"

@@ -33,7 +33,7 @@ def test_every_registration_is_one_row_in_order_with_its_registered_result():
     # The second: its held-out states met the criterion, the tables other engines wrote did not,
     # and its condition names both: FAIL, with the part that held in the note.
     second = found[numbers.index(2)]
-    assert "| **FAIL** | Held on icelab's held-out states. Failed on tables other engines wrote," in second
+    assert "| **FAIL** | Held on held-out states. Failed on other engines' tables. |" in second
 
 
 def test_the_result_is_the_scorers_not_typed(monkeypatch):

@@ -63,10 +63,11 @@ def test_a_changed_statistic_and_verdict_show(results: Path) -> None:
     assert int(same) == int(total) - 1
 
 
-def test_time_to_a_report_per_run_smallest_table_first(results: Path) -> None:
+def test_time_to_a_report_per_table_and_reader_smallest_table_first(results: Path) -> None:
     table = rows(readers(results))
     entries = [int(row[1].replace(",", "")) for row in table]
     assert entries == sorted(entries) and max(entries) >= 1_000_000
+    assert sum(int(row[3]) for row in table) == len(doctor_runs(results))  # every run in one row
     path = matched_report(results)
     report = json.loads(path.read_text())
     report["reader"]["process_seconds"] = 1234.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from icelab.tools.docs.experiments import experiment_list, first_clause
+from icelab.tools.docs.experiments import experiment_list, experiment_names, first_clause
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,3 +33,11 @@ def test_a_new_file_is_listed_with_its_command_and_first_clause(tmp_path: Path) 
 def test_the_first_clause_ends_outside_parentheses() -> None:
     assert first_clause("One (a: b. c) two: three") == "One (a: b. c) two"
     assert first_clause("No end at all") == "No end at all"
+
+
+def test_configuration_names_every_file_of_conf_experiment_and_links_to_the_table() -> None:
+    text = experiment_names(REPO / "results")
+    names = sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml"))
+    assert f"holds {len(names)} experiments:" in text
+    assert [n.strip("`.") for n in text.splitlines()[1].split(", ")] == names
+    assert "(commands.md#experiments)" in text

@@ -3,9 +3,10 @@ stored on local disk, and every stored medium run is listed under its dataset's 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from icelab.tools.docs.dataset import stored_builds
+from icelab.core.runs import find_runs
 from icelab.tools.docs.prerequisites import builders, figure10_needs, needs
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
@@ -14,10 +15,11 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 def test_each_dataset_is_its_newest_build_on_local_disk() -> None:
     rows = {r["name"]: r for r in needs(RESULTS)}
     assert list(rows) == ["tiny", "effect", "small", "medium"]
-    builds = [(run, s["dataset"]) for _, run, s in stored_builds(RESULTS) if s["dataset"]["name"] == "effect"]
-    local = [(run, d) for run, d in builds if run.config()["storage"]["kind"] == "local"]
-    assert len(local) < len(builds)  # the store's builds are stored too, and left out
-    run, built = max(local, key=lambda found: found[0].run_id)
+    runs = [r for c in (RESULTS / "reference" / "datagen").glob("effect*") for r in find_runs(c)]
+    local = [r for r in runs if r.config()["storage"]["kind"] == "local"]
+    assert len(local) < len(runs)  # the store's builds are stored too, and left out
+    run = max(local, key=lambda r: r.run_id)
+    built = json.loads((run.path / "summary.json").read_text())["dataset"]
     assert rows["effect"]["run"] == run.run_id
     summary = built["summary"]
     assert rows["effect"]["bytes"] == summary["parquet"]["bytes"] + summary["iceberg"]["bytes"]

@@ -61,3 +61,30 @@ def test_the_counts_include_generated_words_and_the_longest_page_is_outside_hist
     assert found.words == 5 + 16 + 50
     assert found.longest_page == ("docs/commands.md", 16)
     assert "site: 71 words (5 in generated blocks)" in found.line()
+
+
+def test_each_limit_passed_is_one_line_and_a_site_inside_them_has_none(tmp_path: Path, monkeypatch) -> None:
+    sentence = " ".join(["word"] * 41) + "."
+    root = site(tmp_path, {"commands.md": "Short. " * 30, "history.md": "Long. " * 60, "check-1.md": "x"})
+    monkeypatch.setattr(site_rules, "SITE_WORDS", 100)
+    monkeypatch.setattr(site_rules, "PAGE_WORDS", 40)
+    assert site_rules.breaches(root) == []  # 5 + 30 + 60 + 1 words; history.md is under History
+    (root / "docs" / "commands.md").write_text(f"Short. {sentence}\n")
+    (root / "docs" / "history.md").write_text("Long. " * 70)
+    assert site_rules.breaches(root) == [
+        "site: 118 words, over the limit of 100",
+        "docs/commands.md: 42 words, over the page limit of 40",
+        "commands.md:1: a sentence of 41 words, over the limit of 40",
+    ]
+
+
+def test_the_committed_site_is_inside_its_limits() -> None:
+    assert site_rules.breaches(REPO) == []
+
+
+def test_the_page_generators_stay_under_2200_lines() -> None:
+    """The house's size for icelab/tools/docs/ (its templates apart): past it, a page's figures
+    are better cut than coded."""
+    modules = sorted((REPO / "icelab" / "tools" / "docs").glob("*.py"))
+    assert len(modules) > 20
+    assert sum(len(m.read_text().splitlines()) for m in modules) <= 2_200

@@ -1,5 +1,5 @@
-"""The warm-up block: first over second measured execution per window, from the stored runs, and
-the rows their stall rules marked."""
+"""The warm-up block: first over second measured execution per window and warm-up kind, from the
+stored runs, and the rows their stall rules marked."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from icelab.tools.docs.warmup import cell_ratios, first_over_second, marked, warmup_block
+from icelab.tools.docs.warmup import cell_ratios, marked, warmup_block
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -28,7 +28,7 @@ def row(window: str, repetition: int, ms: float, **kw) -> dict:
     return base | kw
 
 
-def test_first_over_second_takes_the_first_take_of_repetitions_0_and_1():
+def test_a_cells_ratio_takes_the_first_take_of_repetitions_0_and_1():
     m = pd.DataFrame(
         [
             row("1h", -1, 50.0, warmup=True),  # a warm-up execution: not a measured one
@@ -40,13 +40,13 @@ def test_first_over_second_takes_the_first_take_of_repetitions_0_and_1():
             row("180d", 2, 5.0, executed=False),
         ]
     )
-    assert first_over_second(cell_ratios(m)).to_dict() == {"180d": 0.99, "1h": 4.0}
-    assert cell_ratios(m)["ratio"].max() == 4.0
+    assert cell_ratios(m).set_index("window")["ratio"].to_dict() == {"180d": 0.99, "1h": 4.0}
     assert marked(m) == 1
 
 
-def test_the_block_lists_the_kept_run_ci_marked():
-    text = warmup_block(RESULTS)
-    kept = next(line for line in text.splitlines() if "20261203T080831Z-e06a22" in line)
-    assert "| planning only |" in kept
-    assert kept.endswith("| 13.19x (1h) | 1 |")
+def test_the_block_names_the_kept_run_ci_marked_under_the_planning_only_warmup():
+    lines = warmup_block(RESULTS).splitlines()
+    planned = next(line for line in lines if line.startswith("| planning only |"))
+    assert planned.endswith("| 13.19x (1h, `20261203T080831Z-e06a22`) | 1 (`20261203T080831Z-e06a22`) |")
+    executed = next(line for line in lines if line.startswith("| executed up to 30d |"))
+    assert executed.endswith("| 0 |")

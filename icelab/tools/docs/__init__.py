@@ -5,7 +5,8 @@ generator is `BLOCKS[NAME]` of one page module of this package (`readme`, `plann
 registry in `pages` lists them), a function of the results directory that reads
 `results/reference/` only.
 `--check` rewrites nothing and exits 1 when a committed block differs from what its generator
-writes (a figure typed or edited by hand, or results changed without `make docs`).
+writes (a figure typed or edited by hand, or results changed without `make docs`). Either way it
+exits 1 past the site's limits (`site_rules.breaches`): words in all, per page, per sentence.
 """
 
 from __future__ import annotations
@@ -125,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     misplaced = site_rules.history_words(args.root)
     for found in misplaced:
         print(f"docs: outside History, how a figure was reached: {found}")
-    return 1 if (stale and args.check) or misplaced else 0
+    over = site_rules.breaches(args.root)
+    for found in over:
+        print(f"docs: {found}")
+    return 1 if (stale and args.check) or misplaced or over else 0
 
 
 if __name__ == "__main__":

@@ -1,20 +1,12 @@
-"""Generated blocks of docs/dataset.md, docs/cluster.md and docs/reliability.md.
-
-Two sources: the dataset configs (`conf/dataset/<name>.yaml` over `_base.yaml`, composed as
-Hydra does) for what a dataset is meant to be, and the reference runs at medium for what was
-stored: the file counts and bytes a full-span window read, the manifests of the as-ingested
-table, the manifest spans of `manifest_health`, and how long the measuring runs took. No
-datagen run is stored, so build times, throughput and memory appear nowhere here.
-"""
+"""Blocks of docs/dataset.md, cluster.md and reliability.md: from conf/dataset/, the medium reference
+runs and the stored builds under `results/reference/datagen/`."""
 
 from __future__ import annotations
 
 import contextlib
 import io
-import itertools
 import json
-import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +14,7 @@ from omegaconf import OmegaConf
 
 from icelab.analysis import dataset_reads
 from icelab.analysis.stored_run import stored
-from icelab.core.runs import Run, find_runs, latest_runs
+from icelab.core.runs import find_runs, latest_runs
 from icelab.tools import validate
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import CONF, provenance, reference_run, run_minutes, steady_rows
@@ -37,8 +29,7 @@ def conf_dir(results: Path) -> Path:
 
 
 def dataset_configs(conf: Path) -> dict[str, dict[str, Any]]:
-    """Every dataset of `conf/dataset/`, by name, smallest first: `_base.yaml` with the file's own
-    keys over it."""
+    """Every dataset of `conf/dataset/` by name, smallest first: `_base.yaml` under its own keys."""
     base = OmegaConf.load(conf / "dataset" / "_base.yaml")
     configs = {}
     for path in sorted((conf / "dataset").glob("[!_]*.yaml")):
@@ -49,14 +40,10 @@ def dataset_configs(conf: Path) -> dict[str, dict[str, Any]]:
     return dict(sorted(configs.items(), key=lambda item: dataset_reads.total_rows(item[1])))
 
 
-def _health(results: Path) -> Run | None:
-    return latest_runs(find_runs(results / "reference")).get("manifest_health")
-
-
 def ladder(results: Path) -> str:
-    """The scale ladder: each dataset's rows, days and commits from conf/, and what the reference
-    runs stored of its tables (files, bytes, manifests, manifest span)."""
-    planning, health = reference_run(results, PLANNING), _health(results)
+    """Each dataset's rows, days and commits from conf/, and what the reference runs stored of it."""
+    planning = reference_run(results, PLANNING)
+    health = latest_runs(find_runs(results / "reference")).get("manifest_health")
     return render(
         "dataset/ladder.md.j2",
         rows=dataset_reads.ladder(dataset_configs(conf_dir(results)), planning, health),
@@ -80,27 +67,13 @@ def schema_width(results: Path) -> str:
     )
 
 
-def file_count(results: Path) -> str:
-    """Files per day partition of the stored medium tables: what sets the build's cost."""
-    planning = reference_run(results, PLANNING)
-    pq = dataset_reads.whole_table(planning).get("parquet")
-    return render(
-        "dataset/file_count.md.j2",
-        parquet=pq if pq and pq["partitions"] else None,
-        planning=PLANNING,
-        dataset=dataset_reads.dataset_name(planning),
-        window=dataset_reads.full_window(planning),
-        provenance=provenance(planning),
-    )
-
-
 def validate_reference(results: Path) -> str:
-    """`icelab validate results/reference --all` over the committed reference set, as printed."""
+    """The last line of `icelab validate results/reference --all` over the committed reference set."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         validate.main([str(results / "reference"), "--all"])
-    text = out.getvalue().replace(str(results / "reference"), "results/reference")
-    return render("dataset/validate.md.j2", output=text)
+    last = out.getvalue().strip().splitlines()[-1].replace(str(results / "reference"), "results/reference")
+    return render("dataset/validate.md.j2", output=last)
 
 
 def bigger_machine(results: Path) -> str:
@@ -108,12 +81,8 @@ def bigger_machine(results: Path) -> str:
     planning, canonical = reference_run(results, PLANNING), reference_run(results, "canonical")
     steady = steady_rows(stored(canonical).measurements(), canonical.meta()["protocol"]["warmups"])
     about = {
-        run: {
-            "dataset": dataset_reads.dataset_name(run),
-            "provenance": provenance(run),
-            "minutes": run_minutes(run),
-        }
-        for run in (planning, canonical)
+        r: dict(dataset=dataset_reads.dataset_name(r), provenance=provenance(r), minutes=run_minutes(r))
+        for r in (planning, canonical)
     }
     return render(
         "dataset/bigger_machine.md.j2",
@@ -123,145 +92,63 @@ def bigger_machine(results: Path) -> str:
     )
 
 
-# Stored builds, by case: results/reference/datagen/<case>/datagen/<run>, each case a reference
-# set of its own (`icelab reference --no-charts --dest results/reference/datagen/<case> <runs>`).
 BUILDS = "datagen"
 
 
-def stored_builds(results: Path) -> Iterator[tuple[str, Run, dict[str, Any]]]:
-    """(case, run, its summary.json) for every stored build, cases in name order, each case's
-    runs oldest first."""
-    root = results / "reference" / BUILDS
-    for case in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        for run in find_runs(root / case):
-            summary = run.path / "summary.json"
-            if run.experiment == BUILDS and summary.is_file():
-                yield case, run, json.loads(summary.read_text())
-
-
-def builds(results: Path) -> str:
-    """Each stored build case: its builder and size, the median wall time of its builds (with
-    verification) and where that time went (`profile_s`), from the runs' `summary.json`."""
-    cases = []
-    for case, group in itertools.groupby(stored_builds(results), key=lambda found: found[0]):
-        runs, infos = zip(*((run, summary["dataset"]) for _, run, summary in group), strict=True)
-        walls = [i["build_wall_s"] for i in infos]
-        middle = infos[walls.index(statistics.median_low(walls))]
-        cases.append(
-            {
-                "case": case,
-                "builder": middle["config"].get("builder", "spark"),
-                "dataset": f"{middle['name']}-{middle['hash']}",
-                "rows": middle["summary"]["rows"],
-                "files": middle["summary"]["iceberg"]["files"],
-                "walls": sorted(walls),
-                "median": statistics.median(walls),
-                "profile": middle.get("profile_s") or {},
-                "writes": middle["ingest"]["seconds"].get("total_s"),
-                "verify": sum(
-                    v for k, v in (middle.get("profile_s") or {}).items() if k.startswith("verify")
-                ),
-                "storage": (runs[0].config().get("storage") or {}).get("kind", "local"),
-                "provenance": "; ".join(provenance(r) for r in runs),
-            }
-        )
-    # The same dataset built on the store and on local disk: what the store costs the build. A
-    # store case `<case>-store` is put beside the local case `<case>` (built in the same sitting),
-    # else beside the last local case of its dataset.
-    local = {c["dataset"]: c for c in cases if c["storage"] == "local"}
-    by_name = {c["case"]: c for c in cases if c["storage"] == "local"}
-    on_store = []
-    for c in cases:
-        namesake = by_name.get(c["case"].removesuffix("-store"))
-        beside = namesake if namesake and namesake["dataset"] == c["dataset"] else local.get(c["dataset"])
-        if c["storage"] != "local" and beside:
-            on_store.append({"store": c, "local": beside, "ratio": c["median"] / beside["median"]})
-    return render("dataset/builds.md.j2", cases=cases, on_store=on_store)
+def builds(results: Path) -> dict[str, dict[str, Any]]:
+    """Each stored build case (`results/reference/datagen/<case>/datagen/<run>`, a reference set per
+    case), by name, cases in name order: its newest build's `summary.json` and figures from it."""
+    found, cases = {}, sorted(p for p in (results / "reference" / BUILDS).glob("*") if p.is_dir())
+    for run in [r for case in cases for r in find_runs(case)]:
+        if run.experiment == BUILDS and (run.path / "summary.json").is_file():
+            summary = json.loads((run.path / "summary.json").read_text())
+            info, kind = summary["dataset"], (run.config().get("storage") or {}).get("kind", "local")
+            c = {"case": run.path.parents[1].name, "run": run.run_id, "info": info, "b": summary.get("bound")}
+            c.update(
+                dataset=f"{info['name']}-{info['hash']}", store=kind != "local", wall=info["build_wall_s"]
+            )
+            c["bytes"] = info["summary"]["parquet"]["bytes"] + info["summary"]["iceberg"]["bytes"]
+            c["verify"] = sum(v for k, v in info["profile_s"].items() if k.startswith("verify"))
+            found[c["case"]] = {**c, "provenance": provenance(run)}
+    return found
 
 
 def bounds(results: Path) -> str:
-    """Each stored build that measured what this machine allows it (`experiment.bound=true`,
-    `icelab.datagen.bound`): the bound, its parts and floors, and the build's wall time over it."""
-    rows = []
-    for case, run, summary in stored_builds(results):
-        if summary.get("bound"):
-            info, b = summary["dataset"], summary["bound"]
-            rows.append(
-                {
-                    "case": case,
-                    "dataset": f"{info['name']}-{info['hash']}",
-                    "b": b,
-                    "wall": info["build_wall_s"],
-                    "ratio": info["build_wall_s"] / b["bound_s"],
-                    "provenance": provenance(run),
-                }
-            )
-    return render("dataset/bound.md.j2", rows=rows)
+    """Each stored build that measured its bound (`icelab.datagen.bound`), and its wall time over it."""
+    return render("dataset/bound.md.j2", rows=[c for c in builds(results).values() if c["b"]])
 
 
-# A pair of stored builds of one size in one sitting: pyarrow's dictionary in every column
-# (`<size>-dict-all`, the builder before parquet-mr's rule) and parquet-mr's rule (`<size>-dict-rule`).
-DICTIONARY_CASES = ("dict-all", "dict-rule")
+DICTIONARY_CASES = ("dict-all", "dict-rule")  # one size, one sitting: pyarrow's default, parquet-mr's rule
 
 
 def dictionaries(results: Path) -> str:
-    """The stored pairs of builds with a dictionary in every column and with parquet-mr's rule
-    (`icelab.datagen.dictionaries`): their bytes, build wall time, writes and verifying reads."""
-    found: dict[str, dict[str, dict[str, Any]]] = {}
-    for case, run, summary in stored_builds(results):
-        size, _, kind = case.partition("-")
-        if kind in DICTIONARY_CASES:
-            info = summary["dataset"]
-            found.setdefault(size, {})[kind] = {
-                "case": case,
-                "dataset": f"{info['name']}-{info['hash']}",
-                "mb": (info["summary"]["parquet"]["bytes"] + info["summary"]["iceberg"]["bytes"]) / 1e6,
-                "wall": info["build_wall_s"],
-                "writes": info["ingest"]["seconds"]["total_s"],
-                "verify": sum(v for k, v in info["profile_s"].items() if k.startswith("verify")),
-                "provenance": provenance(run),
-            }
-    pairs = [(size, kinds) for size, kinds in sorted(found.items()) if set(kinds) == set(DICTIONARY_CASES)]
-    runs = [kinds[kind] for _, kinds in pairs for kind in DICTIONARY_CASES]
-    sources = "; ".join(f"{c['case']}: {c['provenance']}" for c in runs)
-    return render("dataset/dictionaries.md.j2", pairs=pairs, kinds=DICTIONARY_CASES, sources=sources)
+    """The stored pairs of builds of one size per `DICTIONARY_CASES` (`icelab.datagen.dictionaries`)."""
+    found = builds(results)
+    sizes = sorted({case.partition("-")[0] for case in found})
+    sizes = [s for s in sizes if {f"{s}-{k}" for k in DICTIONARY_CASES} <= found.keys()]
+    pairs = [(s, {k: found[f"{s}-{k}"] for k in DICTIONARY_CASES}) for s in sizes]
+    return render("dataset/dictionaries.md.j2", pairs=pairs, kinds=DICTIONARY_CASES)
 
 
-def store_requests(results: Path) -> str:
-    """Each stored build on a store that records its S3A requests (`icelab.datagen.store_requests`):
-    the requests by phase and kind, per commit while ingesting, HEADs a GET in each Spark reading."""
-    rows = []
-    for case, run, summary in stored_builds(results):
-        info = summary["dataset"]
-        phases = info.get("s3a_requests")
-        if phases:
-            readings = {
-                k.removeprefix("verify spark/"): v for k, v in phases.items() if k.startswith("verify spark/")
-            }
-            rows.append(
-                {
-                    "case": case,
-                    "dataset": f"{info['name']}-{info['hash']}",
-                    "phases": phases,
-                    "commits": info["config"]["commits"],
-                    "per_commit": phases["ingest"]["requests"] / info["config"]["commits"],
-                    "head_per_get": {name: v["head"] / v["get"] for name, v in readings.items() if v["get"]},
-                    "provenance": provenance(run),
-                }
-            )
-    sources = "; ".join(f"{r['case']}: {r['provenance']}" for r in rows)
-    return render("dataset/store_requests.md.j2", rows=rows, sources=sources)
+def store_builds(results: Path) -> str:
+    """Each store build `<case>-store` over the local `<case>` build; the newest's S3A requests by phase."""
+    found, pairs, newest = builds(results), [], {}
+    for case, c in found.items():
+        local = found.get(case.removesuffix("-store"))
+        if c["store"] and local and not local["store"] and local["dataset"] == c["dataset"]:
+            pairs.append({**c, "local": local["wall"], "ratio": c["wall"] / local["wall"]})
+            if c["info"].get("s3a_requests") and c["run"] > newest.get(c["info"]["name"], {"run": ""})["run"]:
+                newest[c["info"]["name"]] = pairs[-1]
+    return render("dataset/store_requests.md.j2", pairs=pairs, rows=list(newest.values()))
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "dataset-ladder": ladder,
     "dataset-schema": schema_width,
     "dataset-arrival": arrival,
-    "dataset-file-count": file_count,
     "dataset-validate": validate_reference,
     "dataset-bigger-machine": bigger_machine,
-    "dataset-builds": builds,
     "dataset-bound": bounds,
     "dataset-dictionaries": dictionaries,
-    "dataset-store-requests": store_requests,
+    "dataset-store-requests": store_builds,
 }

@@ -1,5 +1,5 @@
-"""The list of experiments, generated from `conf/experiment/` into commands.md and
-configuration.md: each file's name, its command and the first sentence of its header comment."""
+"""The list of experiments, generated from `conf/experiment/`: in commands.md each file's name,
+its command and the first clause of its header comment; in configuration.md the names alone."""
 
 from __future__ import annotations
 
@@ -38,14 +38,26 @@ def first_clause(prose: str) -> str:
     return prose
 
 
+def _files(results: Path) -> list[Path]:
+    return sorted((conf_dir(results) / "experiment").glob("*.yaml"))
+
+
 def experiment_list(results: Path) -> str:
     """One row per file of conf/experiment/, in name order."""
     rows = [
         {"name": path.stem, "command": command, "what": what}
-        for path in sorted((conf_dir(results) / "experiment").glob("*.yaml"))
+        for path in _files(results)
         for command, what in [header(path)]
     ]
     return render("experiments/list.md.j2", rows=rows)
 
 
-BLOCKS: dict[str, Callable[[Path], str]] = {"experiment-list": experiment_list}
+def experiment_names(results: Path) -> str:
+    """The names of conf/experiment/'s files, in name order, linked to commands.md's table."""
+    return render("experiments/names.md.j2", names=[path.stem for path in _files(results)])
+
+
+BLOCKS: dict[str, Callable[[Path], str]] = {
+    "experiment-list": experiment_list,
+    "experiment-names": experiment_names,
+}

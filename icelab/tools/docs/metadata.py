@@ -1,7 +1,5 @@
-"""The generated blocks of docs/metadata-scale.md (the metadata-scale states, planning at each
-size, window and mode, the anchors) and of docs/costmodel.md (the planning cost model fitted on
-them), all read from the reference `metadata_scale` run (and the medium reference runs the model
-is checked on)."""
+"""The generated blocks of docs/metadata-scale.md and of docs/costmodel.md (the cost model fitted on
+its states), from the reference `metadata_scale` run and the medium runs the model is checked on."""
 
 from __future__ import annotations
 
@@ -11,11 +9,11 @@ from pathlib import Path
 
 from icelab.analysis import calibration, model_checks, planning_model, planning_runs, scale_states
 from icelab.analysis.effect_intervals import MIN_VALUES
-from icelab.analysis.model_checks import BAR, EXPERIMENT, sitting_check, utc
-from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE
+from icelab.analysis.model_checks import EXPERIMENT, sitting_check
+from icelab.analysis.planning_cells import ICEBERG_DEFAULT_MODE, PARQUET
 from icelab.charts.costmodel import ANCHORS
 from icelab.core.runs import Run, find_runs
-from icelab.tools import costmodel, costmodel_output
+from icelab.tools import costmodel
 from icelab.tools.docs.markdown import render
 from icelab.tools.docs.sources import provenance, reference_run
 
@@ -26,65 +24,43 @@ MEDIUM_RUN = "manifest_8mb"
 TARGET_SET = "clustered-10m"
 # What a 1-day plan at 10M files should take here, at most (seconds).
 DAY_PLAN_BAR_S = 1.0
+# The windows the planning block shows (the run's measurements.parquet holds every one).
+PLAN_WINDOWS = ("1d", "30d", "180d")
+# The lines of `icelab costmodel`'s output that give its advice.
+ADVICE = ("recommended:", "weighted planning", "tie:")
+CHART = f"../results/reference/charts/{EXPERIMENT}/planning_vs_files.png"
 
 
 def _run(results: Path) -> Run:
     return reference_run(results, EXPERIMENT)
 
 
+def _of_run(template: str, figures: Callable[[Run], dict]) -> Callable[[Path], str]:
+    """The block of `template`, from `figures` of the reference run and its provenance."""
+    return lambda results: render(template, provenance=provenance(_run(results)), **figures(_run(results)))
+
+
 def states_table(results: Path) -> str:
-    """Per state and layout: entries, manifests, bytes, bytes per entry against the real medium
-    dataset's, days each as-ingested manifest spans, snapshots, build time and disk."""
+    """Per state: entries, manifests as ingested, bytes per entry against the real medium
+    dataset's, days each as-ingested manifest spans, Parquet placeholders, build time and disk."""
     run, medium = _run(results), reference_run(results, MEDIUM_RUN)
-    per_entry = scale_states.medium_entry_bytes(medium)
+    found = {"medium_run": medium.run_id, "medium": (per := scale_states.medium_entry_bytes(medium))}
     return render(
-        "metadata/states.md.j2",
-        provenance=provenance(run),
-        medium_run=medium.run_id,
-        medium=per_entry,
-        states=scale_states.states(run, per_entry),
+        "metadata/states.md.j2", provenance=provenance(run), states=scale_states.states(run, per), **found
     )
 
 
-def counts_table(results: Path) -> str:
-    """The layouts' deterministic counts: manifests a 1-day window reads, as ingested and at the
-    1-to-2-days rewrite of each state, from Iceberg's own scan report."""
-    run = _run(results)
-    return render("metadata/counts.md.j2", provenance=provenance(run), rows=scale_states.window_counts(run))
-
-
-def planning_tables(results: Path) -> str:
-    """Per state: median planning per variant and window (seconds), with the rounds behind each."""
-    run = _run(results)
-    states = scale_states.planning_grids(run)
-    few = all(s["rounds"][1] < MIN_VALUES for s in states)
-    return render(
-        "metadata/planning.md.j2", provenance=provenance(run), states=states, interval_n=MIN_VALUES, few=few
-    )
-
-
-def modes_table(results: Path) -> str:
-    """Distributed against local planning (and local with Iceberg's caches on), per state, layout
-    and window: the ratio of medians, beside what planning read."""
-    run = _run(results)
-    figures = scale_states.mode_ratios(run)
-    return render(
-        "metadata/modes.md.j2", provenance=provenance(run), errors=scale_states.errors(run), **figures
-    )
-
-
-def anchors_table(results: Path) -> str:
-    """The published anchors beside the nearest measured cells (never tuned to meet them)."""
-    run = _run(results)
-    chart = f"../results/reference/charts/{EXPERIMENT}/planning_vs_files.png"
-    rows = scale_states.anchor_cells(run, ANCHORS)
-    return render("metadata/anchors.md.j2", provenance=provenance(run), rows=rows, chart=chart)
+# Per state: median planning seconds per variant of Iceberg's default mode (and Parquet) and window
+# of PLAN_WINDOWS, with the rounds behind each.
+planning_tables = _of_run(
+    "metadata/planning.md.j2",
+    lambda run: {"states": scale_states.planning_grids(run), "shown": PLAN_WINDOWS, "interval_n": MIN_VALUES},
+)
 
 
 def target_block(results: Path) -> str:
     """The 1-day plan of the 10M table at its recommended target (every complete TARGET_SET run,
-    newest first) against DAY_PLAN_BAR_S, beside the same plan on the main set's rewritten layouts
-    of that size.
+    newest first) against DAY_PLAN_BAR_S, and the main set's rewritten layouts of that size.
 
     Raises:
         LookupError: when the TARGET_SET holds no complete run.
@@ -94,80 +70,44 @@ def target_block(results: Path) -> str:
     runs = [r for r in reversed(find_runs(base)) if r.complete and r.experiment == EXPERIMENT]
     if not runs:
         raise LookupError(f"no complete {EXPERIMENT} run under {base}")
-    target, main = runs[0], _run(results)
-    plans = [p for r in runs for p in scale_states.window_plans(r, "1d")]
-    sizes = sorted({p["data_files"] for p in plans})
-    before = [p for files in sizes for p in scale_states.window_plans(main, "1d", files)]
-    for plan in plans + before:
-        plan["within"] = plan["median_s"] <= DAY_PLAN_BAR_S
+    plans, main = [p for r in runs for p in scale_states.window_plans(r, "1d")], _run(results)
     if not plans:
-        raise LookupError(f"{target.path}: no 1d plan of a rewritten layout")
-    state = target.meta()["states"][plans[0]["dataset"]]
-    files, days = state["data_files"], state["days"]
-    shown = ["--files", str(files), "--days", str(days), "--windows", "1d"]
-    return render(
-        "metadata/target.md.j2",
-        args=shown,
-        advice=_costmodel_lines(shown, main, results, ("recommended:", "weighted planning", "tie:")),
-        provenance=provenance(target),
-        main_provenance=provenance(main),
-        plans=plans,
-        before=before,
-        bar=DAY_PLAN_BAR_S,
-        set=TARGET_SET,
-    )
+        raise LookupError(f"{runs[0].path}: no 1d plan of a rewritten layout")
+    before = [
+        p for n in sorted({p["data_files"] for p in plans}) for p in scale_states.window_plans(main, "1d", n)
+    ]
+    state = runs[0].meta()["states"][plans[0]["dataset"]]
+    shown = ["--files", str(state["data_files"]), "--days", str(state["days"]), "--windows", "1d"]
+    advice = [line for line in _costmodel(shown, main, results).splitlines() if line.startswith(ADVICE)]
+    found = {"plans": plans, "before": before, "bar": DAY_PLAN_BAR_S, "set": TARGET_SET, "advice": advice}
+    return render("metadata/target.md.j2", args=shown, main_provenance=provenance(main), **found)
 
 
 def fit_block(results: Path) -> str:
-    """Coefficients with 95% intervals of the fit on the states up to 1M files."""
-    run = _run(results)
-    held = model_checks.holdout(run, results / "reference")
-    report = costmodel_output.coefficient_report(held.fits)
-    return render("metadata/fit.md.j2", provenance=provenance(run), limit=held.limit, report=report)
-
-
-def holdout_block(results: Path) -> str:
-    """Predicted against measured: per layout of the held-out 10M state, and per layout the
-    errors on the medium real-data runs (manifest_8mb and manifest_sweep: many cells each)."""
+    """Coefficients with 95% intervals of the fit on the states up to 1M files, Iceberg's default
+    mode and Parquet's (`python -m icelab.costmodel --holdout` prints every mode's, with VIFs), and
+    per layout the error of the held-out 10M state in Iceberg's default mode."""
     held = model_checks.holdout(_run(results), results / "reference")
-    text = costmodel_output.checked_report(held.held_out, "held out (above the fit's limit)")
-    # Per layout only: `python -m icelab.costmodel --holdout` prints every cell.
-    text = "held out (above the fit's limit), " + text[text.index("absolute relative error per layout:") :]
-    summary = planning_model.error_summary(held.reference).to_dict("records")
-    return render("metadata/holdout.md.j2", report=text, summary=summary)
+    out = planning_model.error_summary(held.held_out[held.held_out["mode"] == ICEBERG_DEFAULT_MODE])
+    keys = {"parquet": PARQUET, "mode": ICEBERG_DEFAULT_MODE, "held_errors": out.to_dict("records")}
+    return render("metadata/fit.md.j2", provenance=provenance(_run(results)), held=held, **keys)
 
 
 def repeat_block(results: Path) -> str:
-    """The same medium cells in separate reference runs: how far their medians lie apart, the
-    scatter any check of the model against one run carries."""
+    """The same medium cells in separate reference runs: how far their medians lie apart."""
     runs = planning_runs.repeat_runs(results / "reference")
     return render("metadata/repeat.md.j2", runs=runs, spread=model_checks.spread(runs).to_dict("records"))
 
 
 def sitting_block(results: Path) -> str:
-    """The medium real-data runs predicted by a fit on states measured in the same sitting:
-    the check without the drift between days that the repeated cells show."""
+    """The medium real-data runs predicted by a fit on states measured in the same sitting (the
+    check without the drift between days that the repeated cells show), per layout beside the
+    main fit's errors on the medium runs of other days."""
     fit, refs, held = sitting_check(results)
-    runs = [
-        {
-            "run": r,
-            "provenance": provenance(r),
-            "measured_on": model_checks.measured_on(r),
-            "aqe": model_checks.aqe(r),
-            "start": utc(r, "started_utc"),
-            "end": utc(r, "finished_utc"),
-        }
-        for r in model_checks.by_start([fit, *refs])
-    ]
-    return render(
-        "metadata/sitting.md.j2",
-        runs=runs,
-        limit=held.limit,
-        bar=BAR,
-        **model_checks.within(held.reference),
-        summary=planning_model.error_summary(held.reference).to_dict("records"),
-        spread=model_checks.spread(refs).to_dict("records"),
-    )
+    days = planning_model.error_summary(model_checks.holdout(_run(results), results / "reference").reference)
+    rows = days.merge(planning_model.error_summary(held.reference), "outer", ["format", "mode", "layout"])
+    runs, found = model_checks.by_start([fit, *refs]), {"checks": model_checks, "provenance": provenance}
+    return render("metadata/sitting.md.j2", runs=runs, held=held, rows=rows.to_dict("records"), **found)
 
 
 def _costmodel(shown: list[str], run: Run, results: Path) -> str:
@@ -179,65 +119,42 @@ def _costmodel(shown: list[str], run: Run, results: Path) -> str:
     return out.getvalue().replace(str(run.path), f"results/reference/{EXPERIMENT}/{run.run_id}")
 
 
-def _costmodel_lines(shown: list[str], run: Run, results: Path, starts: tuple[str, ...]) -> list[str]:
-    """The lines of `_costmodel`'s output that begin with one of `starts`."""
-    return [line for line in _costmodel(shown, run, results).splitlines() if line.startswith(starts)]
-
-
 def example_block(results: Path) -> str:
-    """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run,
-    its coefficient table left out."""
+    """`python -m icelab.costmodel --files 5e6 --days 365 --windows 1d,30d` on the reference run:
+    its table of layouts and its recommendation (the coefficients are the fit block's)."""
     shown = ["--files", "5e6", "--days", "365", "--windows", "1d,30d"]
-    lines = _costmodel(shown, _run(results), results).rstrip().splitlines()
-    # The coefficients are the fit block's: the example keeps its header and what follows them.
+    lines = _costmodel(shown, _run(results), results).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("table:"))
-    gap = "  ... (the coefficients and fit statistics: the fit block above)"
-    kept = [*lines[:2], gap, "", *lines[start:]]
+    end = next(i for i, line in enumerate(lines) if line.startswith("  ms: "))
+    kept = [*lines[start:end], "  ...", *(line for line in lines if line.startswith(ADVICE))]
     return render("metadata/example.md.j2", args=shown, output="\n".join(kept))
 
 
 def calibrations_block(results: Path) -> str:
-    """The committed calibrations (results/reference/calibrations): where each was measured, by
-    which run and commit, on what, how long it took, and its Iceberg fit's coefficients."""
-    found = []
-    for path in sorted((results / calibration.SHIPPED).glob("*.json")):
-        c = calibration.read(path)
-        model = calibration.iceberg_fit(c, ICEBERG_DEFAULT_MODE)
-        machine = c.provenance.get("machine") or {}
-        cells = model.cells
-        seconds = c.provenance.get("calibrate_s")
-        found.append(
-            {
-                "file": path.name,
-                "where": str(c.where),
-                "machine": f"{machine.get('cpu')}, {machine.get('cores')} cores",
-                "run_id": c.run_id,
-                "commit": c.commit,
-                "states": c.provenance.get("states") or [],
-                "n": model.n,
-                "r2": model.r2,
-                "minutes": None if seconds is None else seconds / 60,
-                "mode": model.mode,
-                "threads": c.threads,
-                "files_low": cells["data_files"].min(),
-                "files_high": cells["data_files"].max(),
-                "largest_low": cells["largest_manifest_entries"].min(),
-                "largest_high": cells["largest_manifest_entries"].max(),
-                "report": costmodel_output.coefficient_report({(model.format, model.mode): model}),
-            }
-        )
+    """The committed calibrations (results/reference/calibrations): by which run and commit, on
+    what machine, how long each took, and its Iceberg fit's coefficients."""
+    found = [(p.name, calibration.read(p)) for p in sorted((results / calibration.SHIPPED).glob("*.json"))]
+    found = [(name, c, calibration.iceberg_fit(c, ICEBERG_DEFAULT_MODE)) for name, c in found]
     return render("metadata/calibrations.md.j2", calibrations=found)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {
     "meta-states": states_table,
-    "meta-counts": counts_table,
+    # Per state and layout: the manifests a 1-day window reads, from Iceberg's own scan report.
+    "meta-counts": _of_run("metadata/counts.md.j2", lambda run: {"rows": scale_states.window_counts(run)}),
     "meta-planning": planning_tables,
-    "meta-modes": modes_table,
-    "meta-anchors": anchors_table,
+    # Distributed and local with caches on, against local: the ratios' range, by entries matched.
+    "meta-modes": _of_run(
+        "metadata/modes.md.j2",
+        lambda run: {"errors": scale_states.errors(run), **scale_states.mode_ratios(run)},
+    ),
+    # The published anchors beside the nearest measured cells (never tuned to meet them).
+    "meta-anchors": _of_run(
+        "metadata/anchors.md.j2",
+        lambda run: {"rows": scale_states.anchor_cells(run, ANCHORS), "chart": CHART},
+    ),
     "meta-target": target_block,
     "costmodel-fit": fit_block,
-    "costmodel-holdout": holdout_block,
     "costmodel-repeat": repeat_block,
     "costmodel-sitting": sitting_block,
     "costmodel-example": example_block,

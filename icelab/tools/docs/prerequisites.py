@@ -1,10 +1,8 @@
 """What a dataset needs, per size: docs/prerequisites.md's table and the Figure 10 tutorial's line.
 
-Rows and the builder come from `conf/dataset/`; the memory set aside from `conf/` (the Spark
-driver's `engine.driver_memory`, DuckDB's `verify.duckdb_memory`, which verification runs beside
-it); disk and build time from the newest build of each dataset name stored on local disk
-(`results/reference/datagen/<case>/`: its `summary.json`, Parquet and Iceberg bytes together).
-Setup and test times come from the newest stored CI run (`results/reference/ci/`).
+Rows and builder: `conf/dataset/`; memory: `engine.driver_memory` and `verify.duckdb_memory` of
+`conf/`; disk and build time: the newest build of each dataset name stored on local disk under
+`results/reference/datagen/<case>/`. Setup and test times: the newest `results/reference/ci/` run.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from omegaconf import OmegaConf
 
 from icelab.analysis import dataset_reads
 from icelab.core.runs import read_run
-from icelab.tools.docs.dataset import conf_dir, dataset_configs, stored_builds
+from icelab.tools.docs.dataset import builds, conf_dir, dataset_configs
 from icelab.tools.docs.markdown import render
 
 
@@ -30,53 +28,40 @@ def memory(conf: Path) -> dict[str, str]:
 
 
 def needs(results: Path) -> list[dict[str, Any]]:
-    """Per dataset of conf/, smallest first: rows, builder, and its newest stored build's disk,
-    build wall time, hash and run (None where no build of that name is stored on local disk)."""
-    newest: dict[str, tuple[Any, dict[str, Any]]] = {}
-    for _, run, summary in stored_builds(results):
-        if (run.config().get("storage") or {}).get("kind", "local") != "local":
-            continue  # a build on the store: its disk is the store's, its time the store's too
-        name = summary["dataset"]["name"]
-        if name not in newest or run.run_id > newest[name][0].run_id:
-            newest[name] = (run, summary["dataset"])
+    """Per dataset of conf/, smallest first: rows, builder, and its newest local build's bytes, wall
+    time, hash and run (None where none is stored; a store build's disk and time are the store's)."""
+    newest = {}
+    for c in sorted(builds(results).values(), key=lambda c: c["run"]):
+        if not c["store"]:
+            newest[c["info"]["name"]] = c
     rows = []
     for name, config in dataset_configs(conf_dir(results)).items():
-        run, built = newest.get(name, (None, None))
-        found = built["summary"] if built else None
+        built = {k: newest.get(name, {}).get(k) for k in ("bytes", "wall", "dataset", "run")}
         rows.append(
-            {
-                "name": name,
-                "rows": dataset_reads.total_rows(config),
-                "builder": config.get("builder"),
-                "bytes": found["parquet"]["bytes"] + found["iceberg"]["bytes"] if found else None,
-                "build_s": built.get("build_wall_s") if built else None,
-                "dataset": f"{name}-{built['hash']}" if built else None,
-                "run": run.run_id if run else None,
-            }
+            {"name": name, "rows": dataset_reads.total_rows(config), "builder": config.get("builder")} | built
         )
     return rows
 
 
 def builders(results: Path, name: str = "medium") -> list[dict[str, Any]]:
-    """Every dataset hash of `name` the reference set holds runs of, with its builder (a config
-    without the key predates the choice: Spark's) and those runs' directories, newest hash first."""
+    """Every dataset hash of `name` the reference set holds runs of, with its builder (Spark's when
+    the config predates the key), its runs' directories and the newest, newest hash first."""
     found: dict[str, dict[str, Any]] = {}
     for env in sorted((results / "reference").rglob("env.json")):
         run = read_run(env.parent)
         dataset = (run.config().get("dataset") or {}) if run else {}
-        if dataset.get("name") != name:
-            continue
-        digest = f"{name}-{run.env()['dataset']['hash']}"
-        builder = dataset.get("builder", "spark")
-        row = found.setdefault(digest, {"dataset": digest, "builder": builder, "runs": []})
-        row["runs"].append(env.parent.relative_to(results / "reference").as_posix())
-    return sorted(found.values(), key=lambda r: max(Path(p).name for p in r["runs"]), reverse=True)
+        if dataset.get("name") == name:
+            digest = f"{name}-{run.env()['dataset']['hash']}"
+            row = found.setdefault(digest, {"dataset": digest, "builder": dataset.get("builder", "spark")})
+            row.setdefault("runs", []).append(env.parent.relative_to(results / "reference").as_posix())
+    for row in found.values():
+        row["newest"] = max(row["runs"], key=lambda p: Path(p).name)
+    return sorted(found.values(), key=lambda r: Path(r["newest"]).name, reverse=True)
 
 
 def medium_builders(results: Path) -> str:
     """docs/dataset.md's list: which stored medium runs are of which builder."""
-    default = dataset_configs(conf_dir(results))["medium"].get("builder")
-    return render("prerequisites/builders.md.j2", rows=builders(results), default=default)
+    return render("prerequisites/builders.md.j2", rows=builders(results))
 
 
 def datasets(results: Path) -> str:
@@ -92,17 +77,12 @@ def figure10_needs(results: Path) -> str:
 
 def ci_times(results: Path) -> str:
     """docs/prerequisites.md's setup and test times: the newest `.ci/run` stored under
-    results/reference/ci (`icelab.tools.ci_times`).
-
-    Raises:
-        LookupError: when none is stored.
-    """
+    results/reference/ci (`icelab.tools.ci_times`). Raises LookupError when none is stored."""
     found = sorted((results / "reference" / "ci").glob("*/ci.json"))
     if not found:
         raise LookupError(f"no CI record under {results / 'reference' / 'ci'}")
-    newest = found[-1]
-    path = f"results/{newest.relative_to(results).as_posix()}"
-    return render("prerequisites/ci.md.j2", ci=json.loads(newest.read_text()), path=path)
+    path = f"results/{found[-1].relative_to(results).as_posix()}"
+    return render("prerequisites/ci.md.j2", ci=json.loads(found[-1].read_text()), path=path)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {

@@ -1,15 +1,13 @@
-"""The docs' prose measured: lines per page and the longest sentence in words.
+"""The docs' prose measured: its sentences and their length in words.
 
 The sentences are those of the prose a person writes: fenced code, table rows and the
 `<!-- generated:NAME -->` blocks are skipped, headings too. A paragraph is joined into one
-line, then split on `. `, `? ` and `! `. Run it as
-`python -m icelab.tools.docs.prose docs/*.md`; it prints the total lines and the longest sentences.
+line, then split on `. `, `? ` and `! `. `icelab docs` prints the longest (`site_rules.counts`).
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,18 +74,3 @@ def sentences(page: Path) -> list[Sentence]:
             if words:
                 out.append(Sentence(page.name, line, words, text))
     return out
-
-
-def main(argv: list[str]) -> int:
-    """Print the pages' total lines and their five longest sentences."""
-    pages = [Path(arg) for arg in argv]
-    lines = sum(len(page.read_text().splitlines()) for page in pages)
-    every = sorted((s for page in pages for s in sentences(page)), key=lambda s: -s.words)
-    print(f"{len(pages)} pages, {lines} lines")
-    for sentence in every[:5]:
-        print(f"{sentence.words:4d} words  {sentence.page}:{sentence.line}  {sentence.text[:100]}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

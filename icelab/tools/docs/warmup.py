@@ -1,10 +1,7 @@
-"""docs/protocol.md's warm-up block: how much slower each stored manifest_8mb run at `effect`
-executed a case the first time it measured it than the second, per window, beside what its
-warm-up rounds executed (`protocol.warmups_execute`) and how many rows its stall rules marked.
-
-The runs are the fresh ones of the Figure 10 tutorial (`results/reference/effect`) and those
-kept for the warm-up's tuning (`results/reference/stalls-tuning/cold-execution`): one of them,
-CI's, had its first execution marked an outlier.
+"""docs/history.md's warm-up block: per warm-up kind (`protocol.warmups_execute`) of the stored
+manifest_8mb runs at `effect`, how much slower a case's first measured execution ran than its
+second, per window, and the rows the stall rules marked. The runs: `results/reference/effect` and
+`results/reference/stalls-tuning/cold-execution`.
 """
 
 from __future__ import annotations
@@ -16,11 +13,9 @@ import pandas as pd
 
 from icelab.analysis.stored_run import stored
 from icelab.bench.stalls import reasons
-from icelab.core.runs import Run, find_runs
-from icelab.tools.docs.markdown import render
-from icelab.tools.docs.sources import provenance
+from icelab.core.runs import find_runs
+from icelab.tools.docs.markdown import render, warmup_kind
 
-# Where the runs are kept, under results/reference.
 SETS = ("effect", "stalls-tuning/cold-execution")
 EXPERIMENT = "manifest_8mb"
 
@@ -36,55 +31,37 @@ def cell_ratios(m: pd.DataFrame) -> pd.DataFrame:
     return (cells[0] / cells[1]).rename("ratio").reset_index()
 
 
-def first_over_second(cells: pd.DataFrame) -> pd.Series:
-    """Per window, the median of a run's `cell_ratios` over its cells."""
-    return cells.groupby("window")["ratio"].median()
-
-
 def marked(m: pd.DataFrame) -> int:
     """Measured rows the stall rules marked (stall, gc or outlier)."""
     measured = m.loc[~m["warmup"].astype(bool), ["faults"]]
     return sum(bool(reasons(row)) for row in measured.to_dict("records"))
 
 
-def runs(results: Path) -> list[Run]:
-    """The complete manifest_8mb runs of the sets, oldest first."""
-    found = [
-        run
-        for name in SETS
-        for run in find_runs(results / "reference" / name)
-        if run.experiment == EXPERIMENT and run.complete
-    ]
-    return sorted(found, key=lambda r: r.run_id)
-
-
 def warmup_block(results: Path) -> str:
-    """The table: per run, its warm-up's executions, first over second execution per window, its
-    largest cell's (what the outlier rule would judge), and its marked rows.
+    """Per warm-up kind: its runs, the median over them of each run's median ratio per window,
+    the largest cell's ratio, and the marked rows with the runs that marked them.
 
     Raises:
         LookupError: when no run is stored.
     """
-    found = runs(results)
+    found = [r for s in SETS for r in find_runs(results / "reference" / s) if r.experiment == EXPERIMENT]
+    found = sorted((r for r in found if r.complete), key=lambda r: r.run_id)
     if not found:
         raise LookupError(f"no complete {EXPERIMENT} run under {', '.join(SETS)}")
-    rows = []
-    windows: list[str] = []
+    cells, flagged = [], {}
     for run in found:
-        m, config = stored(run).measurements(), run.config()
-        cells = cell_ratios(m)
-        largest = cells.loc[cells["ratio"].idxmax()] if len(cells) else None
-        windows += [w for w in config["experiment"]["windows"] if w not in windows]
-        rows.append(
-            {
-                "provenance": provenance(run),
-                "warmups_execute": config["protocol"]["warmups_execute"],
-                "ratios": first_over_second(cells).to_dict(),
-                "largest": None if largest is None else dict(largest),
-                "marked": marked(m),
-            }
-        )
-    return render("warmup/warmup.md.j2", rows=rows, windows=windows)
+        m, kind = stored(run).measurements(), warmup_kind(run.config()["protocol"]["warmups_execute"])
+        cells.append(cell_ratios(m).assign(run=run.run_id, kind=kind))
+        flagged[run.run_id] = marked(m)
+    rows = []
+    for kind, c in pd.concat(cells, ignore_index=True).groupby("kind", sort=False):
+        per_run = c.groupby(["run", "window"])["ratio"].median().groupby("window").median()
+        runs = c["run"].unique()
+        marks = {r: flagged[r] for r in runs if flagged[r]}
+        largest = dict(c.loc[c["ratio"].idxmax()])
+        rows.append({"kind": kind, "runs": len(runs), "ratios": per_run, "largest": largest, "marked": marks})
+    windows = list(dict.fromkeys(w for run in found for w in run.config()["experiment"]["windows"]))
+    return render("warmup/warmup.md.j2", rows=rows, windows=windows, sets=SETS)
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {"protocol-warmup": warmup_block}
