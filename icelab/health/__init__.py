@@ -17,4 +17,6 @@ policy of `experiment=manifest_health`).
     commits.py   the commits other writers made while --apply ran, and the doctor's own
     diagnosis.py the whole visit and its files
     console.py   the visit's console report
+    history.py   the commits a table's live entries and snapshots keep, in history order
+    ingest_model.py how the table ingests, fitted from those commits (a maintenance plan's first part)
 """
