@@ -9,7 +9,9 @@ Per commit that added data (`Commit`, read by `icelab.health.history`):
   table's *head*, and an entry behind the head is *late*, by the units it lags;
 - its data entries and delete-file entries.
 
-The model (`fit`) is what a horizon's commits are drawn from: commits per day of data, entries
+The model (`fit`) is what a horizon's commits are drawn from: commits per day of data (counted
+from the first commit that moves the head past the first commit's data, so that a backfill's
+days do not dilute it), entries
 per commit, the units a commit touches, the late share and lag, the deletes, and the table's
 merge settings (`commit.manifest-merge.enabled` and the rest, Iceberg's defaults where unset).
 """
@@ -34,8 +36,8 @@ MERGE_DEFAULTS = {
     "commit.manifest.min-count-to-merge": "100",
     "commit.manifest.target-size-bytes": str(8 * 1024 * 1024),
 }
-# The least a fit rests on: two commits that added data, over two units of data time.
-MIN_COMMITS, MIN_UNITS = 2, 2
+# The least a fit rests on: two commits that added data, the head moved past the first one's data.
+MIN_COMMITS = 2
 
 
 class TooShort(ValueError):
@@ -91,7 +93,7 @@ class IngestModel:
     first_unit: int
     head_unit: int  # the newest unit a commit added data to
     data_days: float  # the data time the commits span, in days
-    commits_per_day: float  # per day of data time
+    commits_per_day: float  # per day of data time the head moved past the first commit's data
     entries_per_commit: Spread
     units_per_commit: Spread  # distinct time units a commit adds data to
     late_share: float  # of the data entries added, the share behind the head when added
@@ -146,25 +148,29 @@ def fit(commits: Sequence[Commit], unit: str, properties: Mapping[str, str]) -> 
     """The ingest model of a history: `commits` in any order, `unit` the time field's unit.
 
     Raises:
-        TooShort: under `MIN_COMMITS` commits that added data, or data over under `MIN_UNITS`
-            units: the message says what the history holds.
+        TooShort: under `MIN_COMMITS` commits that added data, or a head that never moved
+            past the first commit's data: the message says what the history holds.
     """
     data = sorted((c for c in commits if c.entries), key=lambda c: c.order)
     units = sorted({u for c in data for u in c.units})
-    if len(data) < MIN_COMMITS or len(units) < MIN_UNITS:
-        raise TooShort(
-            f"too little history to fit: {plural(len(data), 'commit')} that added data, over "
-            f"{plural(len(units), unit)} of data (at least {MIN_COMMITS} commits over {MIN_UNITS} {unit}s)"
-        )
-    head, late, lags = None, 0, []
-    for c in data:
+    head, late, lags, moved = None, 0, [], None
+    for i, c in enumerate(data):
         for u, n in c.units.items():
             # Behind the head as it stood before this commit: a commit's own spread is not late.
             if head is not None and u < head:
                 late += n
                 lags.extend([head - u] * n)
         newest = max(c.units)
+        if head is not None and moved is None and newest > max(data[0].units):
+            moved = i
         head = newest if head is None else max(head, newest)
+    advance = (units[-1] - max(data[0].units)) if data else 0
+    if len(data) < MIN_COMMITS or moved is None:
+        raise TooShort(
+            f"too little history to fit: {plural(len(data), 'commit')} that added data, over "
+            f"{plural(len(units), unit)} of data, the head {plural(advance, unit)} past the first "
+            f"commit's data (at least {MIN_COMMITS} commits, the head past the first commit's data)"
+        )
     span_units = units[-1] - units[0] + 1
     days = span_units * DAYS_PER_UNIT[unit]
     deleting = [c.delete_entries for c in commits if c.delete_entries]
@@ -177,7 +183,7 @@ def fit(commits: Sequence[Commit], unit: str, properties: Mapping[str, str]) -> 
         first_unit=units[0],
         head_unit=units[-1],
         data_days=days,
-        commits_per_day=len(data) / days,
+        commits_per_day=(len(data) - moved) / (advance * DAYS_PER_UNIT[unit]),
         entries_per_commit=Spread.of([c.entries for c in data]),
         units_per_commit=Spread.of([len(c.units) for c in data]),
         late_share=late / sum(c.entries for c in data),
